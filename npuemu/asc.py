@@ -1,0 +1,31 @@
+"""The kernel language: ``import npuemu.asc as asc``.
+
+Names, signatures and enum values mirror pyasc 1.1.1 (``import asc``), so a
+pyasc kernel runs with only its import line changed.  Additions in the same
+style: ``bfloat16``, ``KernelType`` members beyond pyasc's list.
+"""
+# ruff: noqa: F401, F403, A004
+from .frontend.jit import JITFunction, jit
+from .language.core import (ConstExpr, GlobalAddress, GlobalTensor, LocalMemAllocator, LocalTensor, TBuf,
+                            TPipe, TQue, TQueBind, ceildiv, range, static_assert, static_range)
+from .language.dtype import (DataType, KnownTypes, bfloat16, bool_, double, float16, float32, float64, float_,
+                             half, int8, int16, int32, int64, int_, uint8, uint16, uint32, uint64, void)
+from .language.enums import (CMPMODE, BlockMode, CacheLine, CacheMode, CacheRwMode, CubeFormat, DataFormat,
+                             DcciDst, DeqScale, GatherMaskMode, HardEvent, Hardware, KernelType, MaskMode,
+                             MemDsbT, PipeID, QuantModes, ReduceOrder, RoundMode, SelMode, TPosition,
+                             TransposeType, pad_t)
+from .language.params import *
+from .language.struct import Field, Struct, StructField
+from .language.data_copy import *
+from .language.sys_var import *
+from .language.vec_binary import *
+from .language.vec_scalar import *
+from .language.vec_unary import *
+from .language.vec_cast import *
+from .language.vec_reduce import *
+from .language.vec_cmpsel import *
+from .language.vec_fill import *
+from .language.vec_gather import *
+from .language.mask import *
+from .language.sync import *
+from .language.debug import *

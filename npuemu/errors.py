@@ -1,0 +1,159 @@
+"""Exceptions raised by npuemu.
+
+Every error a user can trigger is an :class:`NpuemuError`.  Errors found while
+compiling a kernel (:class:`KernelCompileError` and subclasses) point at the
+kernel's own source line with a caret; errors found while a kernel runs
+(:class:`KernelFault` subclasses) name the kernel, the core, the source line
+and the hardware rule that was broken.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class NpuemuError(Exception):
+    """Base class of every error raised by npuemu."""
+
+
+class LaunchError(NpuemuError):
+    """A launch was requested with arguments npuemu cannot run."""
+
+
+class PlatformError(NpuemuError):
+    """An unknown or inconsistent SoC platform profile."""
+
+
+# --------------------------------------------------------------------------- compile time
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    """A position in a kernel's (or helper's) Python source."""
+
+    filename: str
+    lineno: int
+    col: int
+    function: str
+    line_text: str = ""
+    called_from: "SourceLoc | None" = None
+
+    def short(self) -> str:
+        return f"{self.filename}:{self.lineno}"
+
+    def render(self) -> str:
+        """``file:line`` plus the source line and a caret under the column."""
+        out = [f'  File "{self.filename}", line {self.lineno}, in {self.function}']
+        if self.line_text:
+            stripped = self.line_text.rstrip()
+            indent = len(stripped) - len(stripped.lstrip())
+            out.append("    " + stripped.lstrip())
+            out.append("    " + " " * max(self.col - indent, 0) + "^")
+        if self.called_from is not None:
+            out.append("  called from:")
+            out.append(self.called_from.render())
+        return "\n".join(out)
+
+
+class KernelCompileError(NpuemuError):
+    """A kernel could not be compiled; the message shows the offending source line."""
+
+    def __init__(self, message: str, loc: SourceLoc | None = None):
+        self.message = message
+        self.loc = loc
+        text = message if loc is None else f"{message}\n{loc.render()}"
+        super().__init__(text)
+
+
+class UnsupportedSyntaxError(KernelCompileError):
+    """Python syntax the kernel language does not support."""
+
+
+class KernelTypeError(KernelCompileError):
+    """A value of the wrong kind or dtype was passed to an API (e.g. int8 to ``exp``)."""
+
+
+class UnknownAPIError(KernelCompileError):
+    """A name that is neither part of the kernel API nor a compile-time constant."""
+
+
+# --------------------------------------------------------------------------- run time
+
+
+class KernelFault(NpuemuError):
+    """A kernel broke a hardware rule while running on an emulated core.
+
+    Attributes give the pieces of the message separately so that tools and
+    tests can inspect them: ``kernel``, ``core`` (e.g. ``"AIV 3"``), ``loc``
+    (a :class:`SourceLoc`), ``rule`` (short rule name) and ``detail``.
+    """
+
+    rule_name = "kernel fault"
+
+    def __init__(self, detail: str, *, kernel: str = "?", core: str = "?",
+                 loc: SourceLoc | None = None, rule: str | None = None):
+        self.kernel = kernel
+        self.core = core
+        self.loc = loc
+        self.rule = rule or self.rule_name
+        self.detail = detail
+        where = f"kernel '{kernel}', core {core}"
+        if loc is not None:
+            where += f", {loc.short()}"
+        text = f"{where}: [{self.rule}] {detail}"
+        if loc is not None:
+            text += "\n" + loc.render()
+        super().__init__(text)
+
+
+class BoundsError(KernelFault):
+    """An access outside its tensor, buffer or GM region."""
+
+    rule_name = "out of bounds"
+
+
+class AlignmentError(KernelFault):
+    """An address or length that breaks a hardware alignment rule."""
+
+    rule_name = "alignment"
+
+
+class CapacityError(KernelFault):
+    """On-chip memory (UB, L1, L0*) over-subscribed."""
+
+    rule_name = "capacity"
+
+
+class QueueError(KernelFault):
+    """Misuse of TPipe/TQue/TBuf: depth, buffer count, alloc/free order."""
+
+    rule_name = "queue"
+
+
+class ParamRangeError(KernelFault):
+    """An instruction parameter (mask, repeat, stride, block count, ...) out of range."""
+
+    rule_name = "parameter range"
+
+
+class PositionError(KernelFault):
+    """A tensor in a TPosition the instruction cannot read or write."""
+
+    rule_name = "position"
+
+
+class SyncError(KernelFault):
+    """A synchronisation rule broken (set/wait pairing, event ids, barriers)."""
+
+    rule_name = "sync"
+
+
+class DeadlockError(KernelFault):
+    """Every live core waits and none can proceed: a hang on hardware."""
+
+    rule_name = "deadlock"
+
+
+class RaceError(KernelFault):
+    """Two unordered accesses to the same memory, at least one a write."""
+
+    rule_name = "race"

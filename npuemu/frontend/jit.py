@@ -1,0 +1,179 @@
+"""``@asc.jit``: kernels, helpers, specialisation and the launch syntax.
+
+``kernel[core_num](args)`` / ``kernel[core_num, stream](args)`` classifies the
+arguments, finds or builds the kernel binary for that specialisation
+(argument kinds and dtypes, ConstExpr values, options, platform) and hands it
+to the runtime.  The same decorated function called from another kernel is a
+helper and is inlined there.
+"""
+from __future__ import annotations
+
+import inspect
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..codegen import compiler
+from ..codegen.module import module_source
+from ..errors import LaunchError
+from ..language.struct import Struct
+from ..options import OPTION_NAMES, Options, from_environment
+from ..runtime.args import ArgKind, classify
+from ..runtime.platform import Platform, get_platform
+from . import rules  # noqa: F401 - registers the lowering rules
+from .lower import Lowerer, _is_constexpr
+from .source import parse_function
+from .types import GlobalAddressT, RecordT, Value, const, scalar
+
+
+@dataclass
+class KernelBinary:
+    """A compiled specialisation plus what the launcher needs to feed it."""
+
+    compiled: compiler.CompiledKernel
+    gm_params: list[str]                 # parameter names of the GM regions, in region order
+    scalar_params: list[tuple[str, tuple[str, ...], str]]  # (param, struct path, kind) per runtime scalar
+    kernel_type: Any
+    platform: Platform
+    facts: dict[str, Any]                # what the lowering learned (e.g. uses_tpipe)
+
+
+def _scalar_kind(dtype: Any) -> str:
+    return "float" if dtype.is_float else "int"
+
+
+class JITFunction:
+    """A kernel or helper written in the kernel language."""
+
+    def __init__(self, fn: Callable[..., Any], **options: Any):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        self.signature = inspect.signature(fn)
+        clash = OPTION_NAMES & set(self.signature.parameters)
+        if clash:
+            raise LaunchError(f"kernel '{fn.__name__}': parameter name(s) {', '.join(sorted(clash))} clash with "
+                              f"launch options; rename them")
+        from_environment(**options)     # validate option names and values now
+        self.options = dict(options)
+        self._binaries: dict[Any, KernelBinary] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<asc.jit kernel {self.fn.__module__}.{self.fn.__qualname__}>"
+
+    def __getitem__(self, key: Any) -> "Launcher":
+        core_num, stream = key, None
+        if isinstance(key, tuple):
+            if len(key) not in (1, 2):
+                raise LaunchError("launch as kernel[core_num] or kernel[core_num, stream]")
+            core_num = key[0]
+            stream = key[1] if len(key) == 2 else None
+        if not isinstance(core_num, int) or isinstance(core_num, bool) or core_num <= 0:
+            raise LaunchError(f"core_num must be a positive int, got {core_num!r}")
+        return Launcher(self, core_num, stream)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise LaunchError(f"'{self.__name__}' is an @asc.jit kernel: launch it as {self.__name__}[core_num](...), "
+                          f"or call it from another kernel")
+
+    # ------------------------------------------------------------------ specialisation
+
+    def specialize(self, args: tuple[Any, ...], kwargs: dict[str, Any],
+                   options: Options) -> tuple[tuple[ArgKind, ...], dict[str, Any]]:
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise LaunchError(f"kernel '{self.__name__}': {exc}") from None
+        bound.apply_defaults()
+        kinds = []
+        for name, p in self.signature.parameters.items():
+            kinds.append(classify(name, bound.arguments[name], _is_constexpr(p.annotation)))
+        return tuple(kinds), dict(bound.arguments)
+
+    def binary(self, kinds: tuple[ArgKind, ...], options: Options) -> KernelBinary:
+        platform = get_platform(options.platform)
+        key = (kinds, options.resolved_kernel_type, platform.key)
+        b = self._binaries.get(key)
+        if b is None:
+            with self._lock:
+                b = self._binaries.get(key)
+                if b is None:
+                    b = self._build(kinds, options, platform)
+                    self._binaries[key] = b
+        return b
+
+    def _build(self, kinds: tuple[ArgKind, ...], options: Options, platform: Platform) -> KernelBinary:
+        parsed = parse_function(self.fn)
+        params: dict[str, Value] = {}
+        gm_params: list[str] = []
+        scalar_params: list[tuple[str, tuple[str, ...], str]] = []
+        arg_names: list[str] = []
+
+        def struct_value(cls: type[Struct], pname: str, path: tuple[str, ...]) -> Value:
+            names, items = [], []
+            from ..language.struct import StructField
+            for fname, f in cls._struct_fields_:
+                names.append(fname)
+                if isinstance(f, StructField):
+                    items.append(struct_value(f.struct_type, pname, path + (fname,)))
+                else:
+                    kind = _scalar_kind(f.dtype)
+                    var = "a_" + "__".join((pname, *path, fname))
+                    arg_names.append(var)
+                    scalar_params.append((pname, path + (fname,), kind))
+                    items.append(scalar(kind, var))
+            return Value(RecordT(cls, tuple(names)), items=tuple(items))
+
+        for (name, _), kind in zip(self.signature.parameters.items(), kinds):
+            if kind.kind == "const":
+                params[name] = const(kind.const)
+            elif kind.kind == "gm":
+                params[name] = Value(GlobalAddressT(kind.dtype), code=(str(len(gm_params)), "0"))
+                gm_params.append(name)
+            elif kind.kind == "struct":
+                params[name] = struct_value(kind.dtype, name, ())
+            else:
+                var = f"a_{name}"
+                arg_names.append(var)
+                scalar_params.append((name, (), kind.kind))
+                params[name] = scalar(kind.kind, var)
+
+        lw = Lowerer(self.__name__, platform, options)
+        lw.flags["kernel_type"] = options.resolved_kernel_type
+        lw.flags["gm_count"] = len(gm_params)
+        lw.lower_kernel(parsed, params)
+        spec = ", ".join(f"{n}={k.kind}:{getattr(k.dtype, 'name', getattr(k.dtype, '__name__', ''))}"
+                         + (f"={k.const!r}" if k.kind == "const" else "")
+                         for n, k in zip(self.signature.parameters, kinds))
+        spec += f"; kernel_type={options.resolved_kernel_type.name}; platform={platform.name}"
+        origin = f"{parsed.filename}:{parsed.first_line} ({self.__name__})"
+        source = module_source(lw.em, lw.runtime_vars, arg_names, origin, spec)
+        ck = compiler.build(self.__name__, source, lw.em.locs)
+        return KernelBinary(ck, gm_params, scalar_params, options.resolved_kernel_type, platform,
+                            dict(lw.flags))
+
+
+class Launcher:
+    """``kernel[core_num, stream]``: call it with the kernel's arguments to run it."""
+
+    def __init__(self, jit: JITFunction, core_num: int, stream: Any):
+        self.jit = jit
+        self.core_num = core_num
+        self.stream = stream
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        overrides = {k: kwargs.pop(k) for k in list(kwargs) if k in OPTION_NAMES}
+        options = from_environment(**{**self.jit.options, **overrides})
+        kinds, values = self.jit.specialize(args, kwargs, options)
+        binary = self.jit.binary(kinds, options)
+        from ..runtime.launch import run
+        run(binary, values, self.core_num, options)
+
+
+def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
+    """Decorator: ``@asc.jit`` or ``@asc.jit(kernel_type=..., debug=...)``."""
+    if fn is not None:
+        return JITFunction(fn)
+    return lambda f: JITFunction(f, **options)

@@ -1,0 +1,130 @@
+"""Lowering rules: how each kernel-language call becomes generated code.
+
+A rule is a function ``rule(lw, call) -> Value | None`` where ``lw`` is the
+:class:`~npuemu.frontend.lower.Lowerer` (emits code, reports errors) and
+``call`` is a :class:`Call` (the lowered arguments).  Rules are registered
+against the language object they implement::
+
+    @rule(lang.vec_binary.add)
+    def _add(lw, call): ...
+
+    @method(LocalTensorT, "get_value")
+    def _get_value(lw, call): ...
+
+Keeping rules in a table (rather than an if/elif ladder in the visitor) lets
+each instruction family live in its own module under ``frontend/rules``.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from .types import KType, Value, const
+
+if TYPE_CHECKING:
+    from .lower import Lowerer
+
+Rule = Callable[["Lowerer", "Call"], Optional[Value]]
+AttrRule = Callable[["Lowerer", Value, ast.AST], Value]
+
+FUNC_RULES: dict[int, tuple[Any, Rule]] = {}
+METHOD_RULES: dict[tuple[type, str], Rule] = {}
+ATTR_RULES: dict[tuple[type, str], AttrRule] = {}
+
+_MISSING = object()
+_REQUIRED = object()
+
+
+def _key(obj: Any) -> int:
+    return id(obj)
+
+
+def rule(*targets: Any) -> Callable[[Rule], Rule]:
+    """Register a rule for calls of the given language functions or classes."""
+
+    def deco(fn: Rule) -> Rule:
+        for t in targets:
+            FUNC_RULES[_key(t)] = (t, fn)
+        return fn
+
+    return deco
+
+
+def method(ktype: type[KType], *names: str) -> Callable[[Rule], Rule]:
+    """Register a rule for ``obj.name(...)`` where ``obj`` has static type ``ktype``."""
+
+    def deco(fn: Rule) -> Rule:
+        for n in names:
+            METHOD_RULES[(ktype, n)] = fn
+        return fn
+
+    return deco
+
+
+def attribute(ktype: type[KType], *names: str) -> Callable[[AttrRule], AttrRule]:
+    """Register a rule for reading ``obj.name`` where ``obj`` has static type ``ktype``."""
+
+    def deco(fn: AttrRule) -> AttrRule:
+        for n in names:
+            ATTR_RULES[(ktype, n)] = fn
+        return fn
+
+    return deco
+
+
+def func_rule(obj: Any) -> Rule | None:
+    entry = FUNC_RULES.get(_key(obj))
+    if entry is None or entry[0] is not obj:
+        return None
+    return entry[1]
+
+
+@dataclass
+class Call:
+    """A call site being lowered: its name, receiver, arguments and AST node."""
+
+    name: str
+    node: ast.Call
+    args: list[Value]
+    kwargs: dict[str, Value]
+    recv: Value | None = None
+    recv_node: ast.AST | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def bind(self, lw: "Lowerer", spec: str) -> dict[str, Value]:
+        """Match arguments against ``spec``: ``"dst, src, count=?, mask=None"``.
+
+        Parameters without a default are required; ``=?`` marks an optional
+        parameter that is absent (not in the result) unless given; any other
+        default is a Python literal used as a constant.
+        """
+        params: list[tuple[str, Any]] = []
+        for part in (p.strip() for p in spec.split(",")):
+            if not part:
+                continue
+            if "=" in part:
+                name, default = (s.strip() for s in part.split("=", 1))
+                params.append((name, _MISSING if default == "?" else ast.literal_eval(default)))
+            else:
+                params.append((part, _REQUIRED))
+        required = {n for n, d in params if d is _REQUIRED}
+        names = [n for n, _ in params]
+        if len(self.args) > len(params):
+            lw.fail(f"{self.name}() takes at most {len(params)} arguments ({len(self.args)} given)",
+                    self.node)
+        out: dict[str, Value] = dict(zip(names, self.args))
+        for k, v in self.kwargs.items():
+            if k not in names:
+                lw.fail(f"{self.name}() got an unexpected keyword argument '{k}' "
+                        f"(parameters: {', '.join(names)})", self.node)
+            if k in out:
+                lw.fail(f"{self.name}() got multiple values for argument '{k}'", self.node)
+            out[k] = v
+        for n, d in params:
+            if n not in out:
+                if n in required:
+                    lw.fail(f"{self.name}() missing required argument '{n}'", self.node)
+                if d is not _MISSING:
+                    out[n] = const(d)
+        return out

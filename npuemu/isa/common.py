@@ -1,0 +1,72 @@
+"""Helpers shared by the compiled instruction implementations."""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from .. import errors
+from .fault import Fault, register
+
+BLOCK = 32                     # bytes in a DataBlock
+REPEAT_BYTES = 256             # bytes per operand per vector repeat (8 blocks)
+
+# common fault codes
+F_ALIGN = 1
+F_NEG_COUNT = 2
+F_COUNT_OVER = 3
+F_LOCAL_OOB = 4
+F_NO_MEMORY = 5
+
+register({
+    F_ALIGN: (errors.AlignmentError,
+              lambda a, b, c, env: f"operand address {a} in {env.hardware(c)} is not {b}-byte aligned"),
+    F_NEG_COUNT: (errors.ParamRangeError,
+                  lambda a, b, c, env: f"element count {a} is negative"),
+    F_COUNT_OVER: (errors.BoundsError,
+                   lambda a, b, c, env: f"the instruction touches {a} elements of an operand that holds only {b}"),
+    F_LOCAL_OOB: (errors.BoundsError,
+                  lambda a, b, c, env: f"access to bytes [{a}, {a + b}) outside the tensor's {c} bytes"),
+    F_NO_MEMORY: (errors.PositionError,
+                  lambda a, b, c, env: f"this core type has no {env.hardware(a)}"),
+})
+
+
+@intrinsic
+def _memmove(typingctx, dst, doff, src, soff, nbytes):
+    """memmove between two byte arrays at byte offsets (no bounds checks: callers check)."""
+    sig = types.void(dst, doff, src, soff, nbytes)
+
+    def codegen(context, builder, signature, args):
+        darr = context.make_array(signature.args[0])(context, builder, args[0])
+        sarr = context.make_array(signature.args[2])(context, builder, args[2])
+        i8p = cgutils.voidptr_t
+        dptr = builder.gep(builder.bitcast(darr.data, i8p), [args[1]])
+        sptr = builder.gep(builder.bitcast(sarr.data, i8p), [args[3]])
+        cgutils.raw_memmove(builder, dptr, sptr, args[4], 1)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(cache=True, inline="always")
+def memmove(dst, doff, src, soff, nbytes):
+    """Copy ``nbytes`` from ``src[soff:]`` to ``dst[doff:]`` (overlap-safe)."""
+    if nbytes > 0:
+        _memmove(dst, np.int64(doff), src, np.int64(soff), np.int64(nbytes))
+
+
+@njit(cache=True, inline="always")
+def check_aligned(addr, align, hw, loc):
+    if addr % align != 0:
+        raise Fault(F_ALIGN, loc, addr, align, hw)
+
+
+@njit(cache=True, inline="always")
+def check_count(count, length, loc):
+    """``count`` elements fit in an operand of ``length`` elements."""
+    if count < 0:
+        raise Fault(F_NEG_COUNT, loc, count, 0, 0)
+    if count > length:
+        raise Fault(F_COUNT_OVER, loc, count, length, 0)

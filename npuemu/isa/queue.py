@@ -1,0 +1,254 @@
+"""TPipe, TQue and TBuf: on-chip memory partitioning and the buffer life cycle.
+
+A queue owns ``num`` blocks carved out of its position's memory by
+``init_buffer``.  A block moves FREE -> ALLOCATED (alloc_tensor) -> ENQUEUED
+(enque) -> DEQUEUED (deque) -> FREE (free_tensor).  Misuse that hangs or
+corrupts data on hardware (no free block, deque from an empty queue, more than
+``depth`` tensors enqueued, more than 8 tensors allocated per position,
+freeing twice) is reported here.
+"""
+from __future__ import annotations
+
+from numba import njit
+
+from .. import errors
+from . import state as S
+from .fault import Fault, register
+
+F_NO_MEM = 200
+F_OVERFLOW = 201
+F_TOO_MANY_BUFS = 202
+F_REINIT = 203
+F_BAD_NUM = 204
+F_NOT_INIT = 205
+F_NO_FREE = 206
+F_POS_LIMIT = 207
+F_NOT_BLOCK = 208
+F_BAD_STATE_ENQUE = 209
+F_DEPTH = 210
+F_EMPTY = 211
+F_BAD_STATE_FREE = 212
+F_TBUF_NOT_INIT = 213
+F_TBUF_OVER = 214
+F_TBUF_ALIGN = 215
+F_BAD_LEN = 216
+
+_STATE = {S.BLK_FREE: "free", S.BLK_ALLOCATED: "allocated", S.BLK_ENQUEUED: "enqueued",
+          S.BLK_DEQUEUED: "dequeued"}
+
+register({
+    F_NO_MEM: (errors.PositionError, lambda a, b, c, env: f"this core type has no {env.hardware(a)}"),
+    F_OVERFLOW: (errors.CapacityError,
+                 lambda a, b, c, env: f"{env.hardware(c)} overflow: buffers need {a} bytes but it has {b}"),
+    F_TOO_MANY_BUFS: (errors.QueueError,
+                      lambda a, b, c, env: f"TPipe hands out {a} buffers; at most {b} are allowed"),
+    F_REINIT: (errors.QueueError,
+               lambda a, b, c, env: "init_buffer called twice for the same queue/buffer without pipe.reset()"),
+    F_BAD_NUM: (errors.ParamRangeError,
+                lambda a, b, c, env: f"init_buffer num={a}: must be 1..{b}"),
+    F_NOT_INIT: (errors.QueueError,
+                 lambda a, b, c, env: "queue used before pipe.init_buffer() gave it memory"),
+    F_NO_FREE: (errors.QueueError,
+                lambda a, b, c, env: f"alloc_tensor: all {a} buffers of the queue are in use; on hardware "
+                                     f"this waits forever (free_tensor the tensors you are done with)"),
+    F_POS_LIMIT: (errors.QueueError,
+                  lambda a, b, c, env: f"more than {b} tensors allocated at once in position "
+                                       f"{env.position(a)} (max buffer number in same queue position is {b})"),
+    F_NOT_BLOCK: (errors.QueueError,
+                  lambda a, b, c, env: f"the tensor at address {a} is not a buffer of this queue (pass the "
+                                       f"tensor alloc_tensor/deque returned, not a sub-tensor)"),
+    F_BAD_STATE_ENQUE: (errors.QueueError,
+                        lambda a, b, c, env: f"enque of a buffer that is {_STATE.get(a, a)}, not allocated"),
+    F_DEPTH: (errors.QueueError,
+              lambda a, b, c, env: f"enque beyond the queue depth of {a} (deque before enqueuing more)"),
+    F_EMPTY: (errors.QueueError,
+              lambda a, b, c, env: "deque from an empty queue: on hardware this waits forever"),
+    F_BAD_STATE_FREE: (errors.QueueError,
+                       lambda a, b, c, env: f"free_tensor of a buffer that is {_STATE.get(a, a)}"
+                                            + (" (double free)" if a == S.BLK_FREE else
+                                               " (deque it first)" if a == S.BLK_ENQUEUED else "")),
+    F_TBUF_NOT_INIT: (errors.QueueError,
+                      lambda a, b, c, env: "TBuf.get before pipe.init_buffer() gave the buffer memory"),
+    F_TBUF_OVER: (errors.BoundsError,
+                  lambda a, b, c, env: f"TBuf.get of bytes [{a}, {a + b}) from a buffer of {c} bytes"),
+    F_TBUF_ALIGN: (errors.AlignmentError,
+                   lambda a, b, c, env: f"TBuf.get_with_offset byte offset {a} is not 32-byte aligned"),
+    F_BAD_LEN: (errors.ParamRangeError,
+                lambda a, b, c, env: f"init_buffer length {a} bytes: must be positive"),
+})
+
+
+@njit(cache=True, inline="always")
+def _carve(st, hw, nbytes, nbufs, max_bufs, loc):
+    """Take ``nbytes`` of memory ``hw`` from the TPipe allocator; returns the absolute address."""
+    size = st[S.SEG_SIZE + hw]
+    if size == 0:
+        raise Fault(F_NO_MEM, loc, hw, 0, 0)
+    cur = st[S.PIPE_CUR + hw]
+    if cur + nbytes > size:
+        raise Fault(F_OVERFLOW, loc, cur + nbytes, size, hw)
+    st[S.PIPE_NBUF] += nbufs
+    if st[S.PIPE_NBUF] > max_bufs:
+        raise Fault(F_TOO_MANY_BUFS, loc, st[S.PIPE_NBUF], max_bufs, 0)
+    st[S.PIPE_CUR + hw] = cur + nbytes
+    return st[S.SEG_BASE + hw] + cur
+
+
+@njit(cache=True)
+def init_queue(st, qid, pos, hw, num, length, depth, max_bufs, loc):
+    q = S.QUEUE_BASE + qid * S.QUEUE_STRIDE
+    if st[q + S.Q_NBLK] != 0:
+        raise Fault(F_REINIT, loc, 0, 0, 0)
+    if num < 1 or num > S.MAX_QUEUE_BLOCKS:
+        raise Fault(F_BAD_NUM, loc, num, S.MAX_QUEUE_BLOCKS, 0)
+    if length <= 0:
+        raise Fault(F_BAD_LEN, loc, length, 0, 0)
+    blk = (length + 31) // 32 * 32
+    base = _carve(st, hw, num * blk, num, max_bufs, loc)
+    st[q + S.Q_POS] = pos
+    st[q + S.Q_NBLK] = num
+    st[q + S.Q_BLKLEN] = blk
+    st[q + S.Q_BASE] = base
+    st[q + S.Q_DEPTH] = depth
+    st[q + S.Q_COUNT] = 0
+    st[q + S.Q_HEAD] = 0
+    st[q + S.Q_CURSOR] = 0
+    st[q + S.Q_INIT_LOC] = loc
+    for b in range(num):
+        st[q + S.Q_STATE + b] = S.BLK_FREE
+
+
+@njit(cache=True)
+def alloc_tensor(st, qid, max_per_pos, loc):
+    """A free block of the queue: returns (absolute address, block length in bytes)."""
+    q = S.QUEUE_BASE + qid * S.QUEUE_STRIDE
+    n = st[q + S.Q_NBLK]
+    if n == 0:
+        raise Fault(F_NOT_INIT, loc, 0, 0, 0)
+    cursor = st[q + S.Q_CURSOR]
+    for i in range(n):
+        b = (cursor + i) % n
+        if st[q + S.Q_STATE + b] == S.BLK_FREE:
+            pos = st[q + S.Q_POS]
+            st[S.POS_ALLOC + pos] += 1
+            if st[S.POS_ALLOC + pos] > max_per_pos:
+                raise Fault(F_POS_LIMIT, loc, pos, max_per_pos, 0)
+            st[q + S.Q_STATE + b] = S.BLK_ALLOCATED
+            st[q + S.Q_CURSOR] = (b + 1) % n
+            return st[q + S.Q_BASE] + b * st[q + S.Q_BLKLEN], st[q + S.Q_BLKLEN]
+    raise Fault(F_NO_FREE, loc, n, 0, 0)
+
+
+@njit(cache=True, inline="always")
+def _block_of(st, q, addr, loc):
+    n = st[q + S.Q_NBLK]
+    if n == 0:
+        raise Fault(F_NOT_INIT, loc, 0, 0, 0)
+    rel = addr - st[q + S.Q_BASE]
+    blk = st[q + S.Q_BLKLEN]
+    if rel < 0 or rel % blk != 0 or rel // blk >= n:
+        raise Fault(F_NOT_BLOCK, loc, addr, 0, 0)
+    return rel // blk
+
+
+@njit(cache=True)
+def enque(st, qid, addr, loc):
+    q = S.QUEUE_BASE + qid * S.QUEUE_STRIDE
+    b = _block_of(st, q, addr, loc)
+    state = st[q + S.Q_STATE + b]
+    if state != S.BLK_ALLOCATED:
+        raise Fault(F_BAD_STATE_ENQUE, loc, state, 0, 0)
+    count = st[q + S.Q_COUNT]
+    if count >= st[q + S.Q_DEPTH]:
+        raise Fault(F_DEPTH, loc, st[q + S.Q_DEPTH], 0, 0)
+    n = st[q + S.Q_NBLK]
+    st[q + S.Q_RING + (st[q + S.Q_HEAD] + count) % n] = b
+    st[q + S.Q_COUNT] = count + 1
+    st[q + S.Q_STATE + b] = S.BLK_ENQUEUED
+
+
+@njit(cache=True)
+def deque(st, qid, loc):
+    """The oldest enqueued block: returns (absolute address, block length in bytes)."""
+    q = S.QUEUE_BASE + qid * S.QUEUE_STRIDE
+    n = st[q + S.Q_NBLK]
+    if n == 0:
+        raise Fault(F_NOT_INIT, loc, 0, 0, 0)
+    if st[q + S.Q_COUNT] == 0:
+        raise Fault(F_EMPTY, loc, 0, 0, 0)
+    head = st[q + S.Q_HEAD]
+    b = st[q + S.Q_RING + head]
+    st[q + S.Q_HEAD] = (head + 1) % n
+    st[q + S.Q_COUNT] -= 1
+    st[q + S.Q_STATE + b] = S.BLK_DEQUEUED
+    return st[q + S.Q_BASE] + b * st[q + S.Q_BLKLEN], st[q + S.Q_BLKLEN]
+
+
+@njit(cache=True)
+def free_tensor(st, qid, addr, loc):
+    q = S.QUEUE_BASE + qid * S.QUEUE_STRIDE
+    b = _block_of(st, q, addr, loc)
+    state = st[q + S.Q_STATE + b]
+    if state != S.BLK_ALLOCATED and state != S.BLK_DEQUEUED:
+        raise Fault(F_BAD_STATE_FREE, loc, state, 0, 0)
+    st[q + S.Q_STATE + b] = S.BLK_FREE
+    st[S.POS_ALLOC + st[q + S.Q_POS]] -= 1
+
+
+@njit(cache=True)
+def queue_count(st, qid, loc):
+    return st[S.QUEUE_BASE + qid * S.QUEUE_STRIDE + S.Q_COUNT]
+
+
+@njit(cache=True)
+def queue_has_idle(st, qid, loc):
+    q = S.QUEUE_BASE + qid * S.QUEUE_STRIDE
+    for b in range(st[q + S.Q_NBLK]):
+        if st[q + S.Q_STATE + b] == S.BLK_FREE:
+            return True
+    return False
+
+
+@njit(cache=True)
+def init_tbuf(st, bid, hw, length, max_bufs, loc):
+    t = S.TBUF_BASE + bid * S.TBUF_STRIDE
+    if st[t + 1] != 0:
+        raise Fault(F_REINIT, loc, 0, 0, 0)
+    if length <= 0:
+        raise Fault(F_BAD_LEN, loc, length, 0, 0)
+    blk = (length + 31) // 32 * 32
+    st[t] = _carve(st, hw, blk, 1, max_bufs, loc)
+    st[t + 1] = blk
+
+
+@njit(cache=True)
+def tbuf_get(st, bid, nbytes, offset, loc):
+    """Absolute address of ``nbytes`` at byte ``offset`` of a TBuf (nbytes -1: up to its end)."""
+    t = S.TBUF_BASE + bid * S.TBUF_STRIDE
+    size = st[t + 1]
+    if size == 0:
+        raise Fault(F_TBUF_NOT_INIT, loc, 0, 0, 0)
+    if offset % 32 != 0:
+        raise Fault(F_TBUF_ALIGN, loc, offset, 0, 0)
+    if nbytes < 0:
+        nbytes = size - offset
+    if offset < 0 or offset + nbytes > size:
+        raise Fault(F_TBUF_OVER, loc, offset, nbytes, size)
+    return st[t] + offset, nbytes
+
+
+@njit(cache=True)
+def tbuf_size(st, bid, loc):
+    return st[S.TBUF_BASE + bid * S.TBUF_STRIDE + 1]
+
+
+@njit(cache=True)
+def pipe_reset(st, loc):
+    """TPipe.reset(): every queue and buffer forgets its memory; allocation starts over."""
+    for hw in range(S.N_HARDWARE):
+        st[S.PIPE_CUR + hw] = 0
+    st[S.PIPE_NBUF] = 0
+    for p in range(S.N_POSITIONS):
+        st[S.POS_ALLOC + p] = 0
+    for i in range(S.QUEUE_BASE, S.STATE_SIZE):
+        st[i] = 0

@@ -1,0 +1,78 @@
+"""Layout of a core's scalar state vector (``st``, int64).
+
+Each emulated core owns three arrays: ``lm`` (its on-chip memories, bytes),
+``st`` (the registers and bookkeeping below) and ``log`` (its print/dump
+buffer).  Compiled instructions index ``st`` with these constants, which
+Numba freezes at compile time.
+"""
+from __future__ import annotations
+
+# identity of the core
+BLOCK_IDX = 0
+BLOCK_NUM = 1
+CORE_TYPE = 2          # 0 = AIV, 1 = AIC
+SUB_BLOCK_IDX = 3
+SUB_BLOCK_NUM = 4
+
+# vector mask registers
+MASK_MODE = 8          # 0 = normal, 1 = counter
+MASK_LO = 9
+MASK_HI = 10
+
+# DataCopyPad pad value (raw bits of the last set_pad_value)
+PAD_VALUE = 11
+PAD_VALUE_SET = 12
+
+# physical memories of this core: base offset in lm and size, indexed by Hardware
+# (a size of 0 means the core type has no such memory)
+N_HARDWARE = 8
+SEG_BASE = 16
+SEG_SIZE = SEG_BASE + N_HARDWARE
+
+# TPipe: bump allocator per memory, buffer counters
+PIPE_CUR = SEG_SIZE + N_HARDWARE        # next free byte offset per Hardware
+PIPE_NBUF = PIPE_CUR + N_HARDWARE       # total buffers handed out by init_buffer
+POS_ALLOC = PIPE_NBUF + 1               # tensors currently allocated per TPosition (13 slots)
+N_POSITIONS = 13
+
+# hardware event flags (set_flag/wait_flag): one slot per (HardEvent, event id)
+N_EVENTS = 35
+N_EVENT_IDS = 8
+FLAGS = POS_ALLOC + N_POSITIONS
+FLAG_LOC = FLAGS + N_EVENTS * N_EVENT_IDS   # loc of the set_flag that set each flag
+
+# log buffer cursor (in int64 words) and overflow flag
+LOG_CUR = FLAG_LOC + N_EVENTS * N_EVENT_IDS
+LOG_LOST = LOG_CUR + 1
+
+# queues: QUEUE_BASE + qid * QUEUE_STRIDE
+QUEUE_BASE = 640
+MAX_QUEUE_BLOCKS = 32
+Q_POS = 0              # TPosition of the queue (producer side)
+Q_NBLK = 1             # blocks given by init_buffer (0 = not initialised)
+Q_BLKLEN = 2           # bytes per block (rounded up to 32)
+Q_BASE = 3             # absolute lm address of block 0
+Q_DEPTH = 4
+Q_COUNT = 5            # tensors currently enqueued
+Q_HEAD = 6             # ring index of the oldest enqueued block
+Q_CURSOR = 7           # next block alloc_tensor tries
+Q_INIT_LOC = 8
+Q_STATE = 16           # per-block state, MAX_QUEUE_BLOCKS slots
+Q_RING = Q_STATE + MAX_QUEUE_BLOCKS
+QUEUE_STRIDE = Q_RING + MAX_QUEUE_BLOCKS
+MAX_QUEUES = 32
+
+# TBuf: TBUF_BASE + bid * TBUF_STRIDE: [base address, length in bytes]
+TBUF_BASE = QUEUE_BASE + MAX_QUEUES * QUEUE_STRIDE
+TBUF_STRIDE = 2
+MAX_TBUFS = 32
+
+STATE_SIZE = TBUF_BASE + MAX_TBUFS * TBUF_STRIDE
+
+# block states of a queue
+BLK_FREE = 0
+BLK_ALLOCATED = 1
+BLK_ENQUEUED = 2
+BLK_DEQUEUED = 3
+
+LOG_WORDS = (1 << 20) // 8     # 1 MiB per core, as the hardware's dump buffer

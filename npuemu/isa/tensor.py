@@ -1,0 +1,129 @@
+"""Tensor bookkeeping instructions: static tensors, sub-tensors, scalar element access.
+
+Scalar accesses run on PIPE_S.  GM scalar accesses go straight to GM here; the
+DCache model (see the sync/DCache work) wraps them.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .. import errors
+from . import state as S
+from .common import check_aligned
+from .fault import Fault, register
+
+F_STATIC_OOB = 1000
+F_SUB_OOB = 1001
+F_ELEM_OOB = 1002
+F_GM_ELEM_OOB = 1003
+F_GM_SUB_OOB = 1004
+F_NO_MEM = 1005
+F_NEG = 1006
+
+register({
+    F_STATIC_OOB: (errors.CapacityError,
+                   lambda a, b, c, env: f"a static tensor at byte {a} of {b} bytes does not fit in "
+                                        f"{env.hardware(c)}"),
+    F_SUB_OOB: (errors.BoundsError,
+                lambda a, b, c, env: f"sub-tensor at element {a} of a tensor of {b} elements"),
+    F_ELEM_OOB: (errors.BoundsError,
+                 lambda a, b, c, env: f"element {a} of a tensor of {b} elements"),
+    F_GM_ELEM_OOB: (errors.BoundsError,
+                    lambda a, b, c, env: f"scalar access to byte offset {a} is outside {env.region(b)}"),
+    F_GM_SUB_OOB: (errors.BoundsError,
+                   lambda a, b, c, env: f"GlobalTensor offset {a} past its size of {b} elements"),
+    F_NO_MEM: (errors.PositionError,
+               lambda a, b, c, env: f"this core type has no {env.hardware(a)} (tensor position not "
+                                    f"usable on this core)"),
+    F_NEG: (errors.BoundsError,
+            lambda a, b, c, env: f"negative address or size ({a})"),
+})
+
+
+@njit(cache=True)
+def static_tensor(st, hw, addr, nbytes, loc):
+    """Absolute lm address of a static tensor at ``addr`` in memory ``hw``; checks it fits."""
+    size = st[S.SEG_SIZE + hw]
+    if size == 0:
+        raise Fault(F_NO_MEM, loc, hw, 0, 0)
+    if addr < 0 or nbytes < 0:
+        raise Fault(F_NEG, loc, min(addr, nbytes), 0, 0)
+    if addr + nbytes > size:
+        raise Fault(F_STATIC_OOB, loc, addr, nbytes, hw)
+    return st[S.SEG_BASE + hw] + addr
+
+
+@njit(cache=True)
+def sub_tensor(addr, length, esize, start, loc):
+    """``t[start:]`` of a LocalTensor (addr, length): the new (addr, length)."""
+    if start < 0 or start > length:
+        raise Fault(F_SUB_OOB, loc, start, length, 0)
+    return addr + start * esize, length - start
+
+
+@njit(cache=True)
+def gm_sub_tensor(off, size, esize, start, loc):
+    """``g[start:]`` of a GlobalTensor: the new (byte offset, size); size -1 means unbounded."""
+    if start < 0 or (size >= 0 and start > size):
+        raise Fault(F_GM_SUB_OOB, loc, start, size, 0)
+    return off + start * esize, (size - start if size >= 0 else size)
+
+
+@njit(cache=True, inline="always")
+def _local_index(addr, length, esize, index, loc):
+    if index < 0 or index >= length:
+        raise Fault(F_ELEM_OOB, loc, index, length, 0)
+    return addr + index * esize
+
+
+@njit(cache=True, inline="always")
+def _gm_index(gm, rid, off, size, esize, index, loc):
+    if index < 0 or (size >= 0 and index >= size):
+        raise Fault(F_ELEM_OOB, loc, index, size, 0)
+    at = off + index * esize
+    if at < 0 or at + esize > gm[rid].size:
+        raise Fault(F_GM_ELEM_OOB, loc, at, rid, 0)
+    return at
+
+
+def _make_access(dtype):
+    """get/set element instructions for one storage dtype (LocalTensor and GlobalTensor)."""
+    np_t = dtype
+    esize = np.dtype(dtype).itemsize
+
+    @njit(cache=True)
+    def local_get(lm, addr, length, index, loc):
+        at = _local_index(addr, length, esize, index, loc)
+        return lm[at:at + esize].view(np_t)[0]
+
+    @njit(cache=True)
+    def local_set(lm, addr, length, index, value, loc):
+        at = _local_index(addr, length, esize, index, loc)
+        lm[at:at + esize].view(np_t)[0] = value
+
+    @njit(cache=True)
+    def gm_get(gm, rid, off, size, index, loc):
+        at = _gm_index(gm, rid, off, size, esize, index, loc)
+        return gm[rid][at:at + esize].view(np_t)[0]
+
+    @njit(cache=True)
+    def gm_set(gm, rid, off, size, index, value, loc):
+        at = _gm_index(gm, rid, off, size, esize, index, loc)
+        gm[rid][at:at + esize].view(np_t)[0] = value
+
+    return local_get, local_set, gm_get, gm_set
+
+
+(local_get_i8, local_set_i8, gm_get_i8, gm_set_i8) = _make_access(np.int8)
+(local_get_u8, local_set_u8, gm_get_u8, gm_set_u8) = _make_access(np.uint8)
+(local_get_i16, local_set_i16, gm_get_i16, gm_set_i16) = _make_access(np.int16)
+(local_get_u16, local_set_u16, gm_get_u16, gm_set_u16) = _make_access(np.uint16)
+(local_get_i32, local_set_i32, gm_get_i32, gm_set_i32) = _make_access(np.int32)
+(local_get_u32, local_set_u32, gm_get_u32, gm_set_u32) = _make_access(np.uint32)
+(local_get_i64, local_set_i64, gm_get_i64, gm_set_i64) = _make_access(np.int64)
+(local_get_u64, local_set_u64, gm_get_u64, gm_set_u64) = _make_access(np.uint64)
+(local_get_f32, local_set_f32, gm_get_f32, gm_set_f32) = _make_access(np.float32)
+(local_get_f64, local_set_f64, gm_get_f64, gm_set_f64) = _make_access(np.float64)
+
+__all__ = ["static_tensor", "sub_tensor", "gm_sub_tensor", "check_aligned"]

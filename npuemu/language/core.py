@@ -1,0 +1,135 @@
+"""Tensors, addresses, queues and compile-time helpers of the kernel language.
+
+These classes describe the API; inside ``@asc.jit`` code the frontend lowers
+every use of them to emulated hardware state.  See ``docs/language.md``.
+"""
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+from .builtin import builtin, builtin_class
+from .dtype import DataType
+from .enums import Hardware, HardEvent, TPosition
+
+T = TypeVar("T")
+
+
+class ConstExpr(Generic[T]):
+    """Annotation for a compile-time constant kernel parameter: ``n: asc.ConstExpr[int]``.
+
+    The value becomes part of the kernel's specialisation key.
+    """
+
+
+class GlobalAddress:
+    """Annotation for a GM pointer argument (a NumPy array or torch CPU tensor at launch).
+
+    Inside a kernel: ``x.dtype`` is the element type and ``x + n`` is the address
+    ``n`` elements further on.
+    """
+
+
+@builtin_class
+class GlobalTensor:
+    """A typed view of global memory (``AscendC::GlobalTensor``).
+
+    ``set_global_buffer(addr[, size])`` binds it; ``g[i:]`` is the sub-tensor at
+    element ``i``; ``get_value``/``set_value``/``g(i)`` are scalar accesses.
+    """
+
+    def set_global_buffer(self, addr: GlobalAddress, size: int = -1) -> None: ...
+    def get_value(self, index: int) -> Any: ...
+    def set_value(self, index: int, value: Any) -> None: ...
+    def get_size(self) -> int: ...
+
+
+@builtin_class
+class LocalTensor:
+    """A tensor in on-chip memory (``AscendC::LocalTensor``).
+
+    ``LocalTensor(dtype, pos, addr, tile_size)`` builds a static tensor at byte
+    address ``addr`` of the memory behind ``pos`` holding ``tile_size`` elements.
+    Tensors also come from ``TQue.alloc_tensor``/``deque`` and ``TBuf.get``.
+    """
+
+    def __init__(self, dtype: DataType, pos: TPosition = TPosition.VECIN, addr: int = 0,
+                 tile_size: int = 0) -> None: ...
+    def get_value(self, index: int) -> Any: ...
+    def set_value(self, index: int, value: Any) -> None: ...
+    def get_size(self) -> int: ...
+    def get_length(self) -> int: ...
+    def get_position(self) -> TPosition: ...
+    def get_phy_addr(self) -> int: ...
+    def reinterpret_cast(self, dtype: DataType) -> "LocalTensor": ...
+
+
+@builtin_class
+class TPipe:
+    """Memory manager of a kernel: splits on-chip memory among queues and buffers."""
+
+    def init_buffer(self, que: Any, num: int, len: int | None = None) -> None: ...  # noqa: A002
+    def reset(self) -> None: ...
+    def destroy(self) -> None: ...
+    def alloc_event_id(self, event: HardEvent) -> int: ...
+    def fetch_event_id(self, event: HardEvent) -> int: ...
+    def release_event_id(self, event_id: int, event: HardEvent) -> None: ...
+
+
+@builtin_class
+class TQue:
+    """A queue of tensor buffers between pipeline stages (``TQue<pos, depth>``)."""
+
+    def __init__(self, pos: TPosition, depth: int = 1) -> None: ...
+    def alloc_tensor(self, dtype: DataType) -> LocalTensor: ...
+    def enque(self, tensor: LocalTensor) -> None: ...
+    def deque(self, dtype: DataType) -> LocalTensor: ...
+    def free_tensor(self, tensor: LocalTensor) -> None: ...
+    def has_idle_buffer(self) -> bool: ...
+    def has_tensor_in_que(self) -> bool: ...
+    def get_tensor_count_in_que(self) -> int: ...
+    def vacant_in_que(self) -> bool: ...
+
+
+@builtin_class
+class TQueBind:
+    """A queue whose producer and consumer positions differ (``TQueBind<src, dst, depth>``)."""
+
+    def __init__(self, src: TPosition, dst: TPosition, depth: int = 1) -> None: ...
+
+
+@builtin_class
+class TBuf:
+    """Scratch buffer without queue semantics (``TBuf<pos>``)."""
+
+    def __init__(self, pos: TPosition = TPosition.VECCALC) -> None: ...
+    def get(self, dtype: DataType, length: int | None = None) -> LocalTensor: ...
+    def get_with_offset(self, length: int, offset: int, dtype: DataType) -> LocalTensor: ...
+
+
+@builtin_class
+class LocalMemAllocator:
+    """Bump allocator for static tensors of one physical memory."""
+
+    def __init__(self, hardware: Hardware = Hardware.UB) -> None: ...
+    def alloc(self, pos: TPosition, dtype: DataType, tile_size: int) -> LocalTensor: ...
+    def get_cur_addr(self) -> int: ...
+
+
+@builtin
+def range(*args: int) -> Any:  # noqa: A001 - pyasc's name
+    """A runtime loop range (same as Python's ``range`` inside a kernel)."""
+
+
+@builtin
+def static_range(*args: int) -> Any:
+    """A loop range unrolled at compile time; its bounds must be constants."""
+
+
+def ceildiv(a: int, b: int) -> int:
+    """``ceil(a / b)`` for non-negative integers; usable on host and in kernels."""
+    return -(-a // b)
+
+
+@builtin
+def static_assert(cond: bool, msg: str = "") -> None:
+    """Fail compilation with ``msg`` unless the constant ``cond`` holds."""

@@ -1,0 +1,2 @@
+"""(to be filled)"""
+__all__: list[str] = []

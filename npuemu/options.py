@@ -1,0 +1,85 @@
+"""Compile and launch options of a kernel.
+
+Options are given to ``@asc.jit(...)`` or, per launch, as keyword arguments
+of the launch call (``kernel[8](x, y, debug=True)``), which is why a kernel
+parameter may not share a name with an option (as in pyasc).  Environment
+variables set the defaults: ``NPUEMU_DEBUG=1`` runs kernels as plain Python,
+``NPUEMU_CHECK=off|default|full`` picks the checking level and
+``NPUEMU_PLATFORM`` the SoC profile.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import LaunchError
+from .language.enums import KernelType
+
+CHECK_LEVELS = ("off", "default", "full")
+
+# pyasc options npuemu accepts for compatibility and ignores (they steer the bisheng toolchain)
+IGNORED_OPTIONS = frozenset({
+    "capture_exceptions", "ir_multithreading", "strip_loc", "verify_sync", "print_ir_before_all",
+    "run_passes", "opt_level", "auto_sync", "auto_sync_log", "bisheng_options", "always_compile",
+    "insert_sync", "core_num", "stream",
+})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Options:
+    """Options of one kernel launch.
+
+    kernel_type: which cores run (``KernelType``); default AIV_ONLY (AIC_ONLY with matmul_cube_only).
+    debug: run the generated code in CPython instead of Numba, so ``print``/``pdb`` work.
+    check: ``off`` | ``default`` | ``full`` (see docs/checks.md); bounds are checked at every level.
+    platform: SoC profile name or :class:`~npuemu.runtime.platform.Platform`.
+    matmul_cube_only: pyasc's switch for cube-only kernels.
+    """
+
+    kernel_type: KernelType | None = None
+    debug: bool = False
+    check: str = "default"
+    platform: Any = None
+    matmul_cube_only: bool = False
+
+    def __post_init__(self) -> None:
+        if self.check not in CHECK_LEVELS:
+            raise LaunchError(f"check must be one of {', '.join(CHECK_LEVELS)}, got {self.check!r}")
+        if self.kernel_type is not None:
+            try:
+                object.__setattr__(self, "kernel_type", KernelType(int(self.kernel_type)))
+            except ValueError:
+                raise LaunchError(f"unknown kernel_type {self.kernel_type!r}") from None
+
+    @property
+    def resolved_kernel_type(self) -> KernelType:
+        if self.kernel_type is not None:
+            return self.kernel_type
+        return KernelType.AIC_ONLY if self.matmul_cube_only else KernelType.AIV_ONLY
+
+    def merged(self, overrides: dict[str, Any]) -> "Options":
+        known = {f.name for f in dataclasses.fields(self)}
+        mine = {k: v for k, v in overrides.items() if k in known}
+        return dataclasses.replace(self, **mine) if mine else self
+
+
+OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(Options)) | IGNORED_OPTIONS
+
+
+def from_environment(**given: Any) -> Options:
+    """Options from the decorator, with environment defaults for what was not given."""
+    env: dict[str, Any] = {}
+    if os.environ.get("NPUEMU_DEBUG", "").lower() in ("1", "true", "yes", "on"):
+        env["debug"] = True
+    if os.environ.get("NPUEMU_CHECK"):
+        env["check"] = os.environ["NPUEMU_CHECK"].lower()
+    if os.environ.get("NPUEMU_PLATFORM"):
+        env["platform"] = os.environ["NPUEMU_PLATFORM"]
+    known = {f.name for f in dataclasses.fields(Options)}
+    unknown = set(given) - OPTION_NAMES
+    if unknown:
+        raise LaunchError(f"unknown @asc.jit option(s): {', '.join(sorted(unknown))}")
+    env.update({k: v for k, v in given.items() if k in known})
+    return Options(**env)

@@ -1,0 +1,69 @@
+"""Which cores a launch runs, and the state each core starts with."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..isa import state as S
+from ..language.enums import Hardware, KernelType
+from .platform import Platform
+
+AIV, AIC = 0, 1
+
+# memories each core type owns, in the order they are laid out in its lm array
+CORE_MEMORIES = {
+    AIV: (Hardware.UB,),
+    AIC: (Hardware.L1, Hardware.L0A, Hardware.L0B, Hardware.L0C, Hardware.BIAS),
+}
+
+UNINITIALISED_BYTE = 0xFF   # fresh on-chip memory reads as NaN (floats) / -1 (ints)
+
+
+@dataclass(frozen=True)
+class CoreSpec:
+    """One emulated core of a launch."""
+
+    core_type: int        # AIV or AIC
+    block_idx: int        # what get_block_idx() returns on it
+    block_num: int        # what get_block_num() returns on it
+    sub_block_idx: int = 0
+    sub_block_num: int = 1
+
+    @property
+    def label(self) -> str:
+        name = "AIV" if self.core_type == AIV else "AIC"
+        return f"{name} {self.block_idx}"
+
+
+def core_plan(kernel_type: KernelType, block_dim: int) -> list[CoreSpec]:
+    """The cores a launch of ``block_dim`` blocks runs, per kernel type (ascend-c.md §2.7)."""
+    n = block_dim
+    if kernel_type in (KernelType.AIV_ONLY, KernelType.MIX_AIV_1_0, KernelType.MIX_AIV_HARD_SYNC):
+        return [CoreSpec(AIV, i, n) for i in range(n)]
+    if kernel_type in (KernelType.AIC_ONLY, KernelType.MIX_AIC_1_0, KernelType.MIX_AIC_HARD_SYNC):
+        return [CoreSpec(AIC, i, n) for i in range(n)]
+    if kernel_type == KernelType.MIX_AIC_1_1:
+        return [CoreSpec(AIC, i, n) for i in range(n)] + [CoreSpec(AIV, i, n) for i in range(n)]
+    if kernel_type == KernelType.MIX_AIC_1_2:
+        return [CoreSpec(AIC, i, n) for i in range(n)] + \
+               [CoreSpec(AIV, i, n, sub_block_idx=i % 2, sub_block_num=2) for i in range(2 * n)]
+    raise ValueError(f"unsupported kernel type {kernel_type!r}")
+
+
+def new_core_state(spec: CoreSpec, platform: Platform) -> tuple[np.ndarray, np.ndarray]:
+    """The ``st`` and ``lm`` arrays a core starts with."""
+    st = np.zeros(S.STATE_SIZE, np.int64)
+    st[S.BLOCK_IDX] = spec.block_idx
+    st[S.BLOCK_NUM] = spec.block_num
+    st[S.CORE_TYPE] = spec.core_type
+    st[S.SUB_BLOCK_IDX] = spec.sub_block_idx
+    st[S.SUB_BLOCK_NUM] = spec.sub_block_num
+    base = 0
+    for hw in CORE_MEMORIES[spec.core_type]:
+        size = platform.memory_size(hw)
+        st[S.SEG_BASE + hw] = base
+        st[S.SEG_SIZE + hw] = size
+        base += size
+    lm = np.full(base, UNINITIALISED_BYTE, np.uint8)
+    return st, lm

@@ -1,0 +1,136 @@
+"""Running a kernel binary on emulated cores.
+
+Each core runs its own instance of the generated generator function with its
+own ``st``/``lm``/``log`` arrays; GM is the tuple of argument regions, shared
+by all cores and used in place.  The scheduler resumes cores in turn; an
+instance yields when it must wait for another core, so cross-core waits never
+block the host thread.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import errors
+from ..codegen.compiler import compile_numba
+from ..isa.fault import FAULTS, Fault
+from ..isa.state import LOG_WORDS
+from ..language import dtype as dt
+from ..language.enums import Hardware, TPosition
+from ..options import Options
+from .args import Region, region_for
+from .cores import CoreSpec, core_plan, new_core_state
+from .debuglog import print_core_log
+
+SYSTEM_REGION_BYTES = 64 * 1024   # npuemu's own GM buffer (workspace for soft syncs and the like)
+
+
+class FaultContext:
+    """Names for fault messages: regions, positions, memories, dtypes."""
+
+    def __init__(self, regions: list[Region]):
+        self.regions = regions
+
+    def region(self, rid: int) -> str:
+        if 0 <= rid < len(self.regions):
+            r = self.regions[rid]
+            return f"GM argument '{r.name}' ({r.bytes.size} bytes)"
+        return f"GM region {rid}"
+
+    def position(self, pos: int) -> str:
+        try:
+            return TPosition(pos).name
+        except ValueError:
+            return f"position {pos}"
+
+    def hardware(self, hw: int) -> str:
+        try:
+            return Hardware(hw).name
+        except ValueError:
+            return f"memory {hw}"
+
+    def dtype(self, code: int) -> str:
+        try:
+            return dt.by_code(code).name
+        except KeyError:
+            return f"dtype {code}"
+
+
+def translate_fault(exc: Fault, binary: Any, core: CoreSpec, ctx: FaultContext) -> errors.KernelFault:
+    code, loc_id, a, b, c = (list(exc.args) + [0] * 5)[:5]
+    cls, render = FAULTS.get(int(code), (errors.KernelFault, lambda a, b, c, env: f"fault code {code}"))
+    locs = binary.compiled.locs
+    loc = locs[loc_id] if 0 <= loc_id < len(locs) else None
+    return cls(render(int(a), int(b), int(c), ctx), kernel=binary.compiled.name, core=core.label, loc=loc)
+
+
+def _scalar_args(binary: Any, values: dict[str, Any]) -> list[Any]:
+    out: list[Any] = []
+    for pname, path, kind in binary.scalar_params:
+        v = values[pname]
+        for part in path:
+            v = getattr(v, part)
+        if kind == "float":
+            out.append(np.float32(v))
+        elif kind == "bool":
+            out.append(bool(v))
+        else:
+            iv = int(v)
+            if not -(1 << 63) <= iv < (1 << 63):
+                raise errors.LaunchError(f"argument '{pname}' = {iv} does not fit in 64 bits")
+            out.append(iv)
+    return out
+
+
+def run(binary: Any, values: dict[str, Any], block_dim: int, options: Options) -> None:
+    """Launch ``binary`` on ``block_dim`` blocks with the bound argument ``values``."""
+    regions = [region_for(name, values[name]) for name in binary.gm_params]
+    regions.append(Region("npuemu system workspace", np.zeros(SYSTEM_REGION_BYTES, np.uint8), dt.uint8))
+    gm = tuple(r.bytes for r in regions)
+    scalars = _scalar_args(binary, values)
+    cores = core_plan(binary.kernel_type, block_dim)
+    uses_log = bool(binary.facts.get("uses_log"))
+    states = []
+    for spec in cores:
+        st, lm = new_core_state(spec, binary.platform)
+        log = np.zeros(LOG_WORDS if uses_log else 1, np.int64)
+        states.append((st, lm, log))
+    if options.debug:
+        fn = binary.compiled.python_fn
+    else:
+        st0, lm0, log0 = states[0]
+        fn = compile_numba(binary.compiled, (st0, lm0, gm, log0, *scalars))
+    ctx = FaultContext(regions)
+    try:
+        _schedule(fn, binary, cores, states, gm, scalars, ctx)
+    finally:
+        for r in regions:
+            r.finish()
+        if uses_log:
+            for spec, (st, _, log) in zip(cores, states):
+                print_core_log(spec, st, log, block_dim)
+
+
+def _schedule(fn: Any, binary: Any, cores: list[CoreSpec], states: list[tuple[np.ndarray, ...]],
+              gm: tuple[np.ndarray, ...], scalars: list[Any], ctx: FaultContext) -> None:
+    """Run every core to completion, resuming them in turn."""
+    gens = [fn(st, lm, gm, log, *scalars) for st, lm, log in states]
+    live = list(range(len(cores)))
+    while live:
+        still = []
+        for i in live:
+            try:
+                request = next(gens[i])
+            except StopIteration:
+                continue
+            except Fault as exc:
+                raise translate_fault(exc, binary, cores[i], ctx) from None
+            except errors.NpuemuError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - e.g. ZeroDivisionError in kernel arithmetic
+                raise errors.KernelFault(f"{type(exc).__name__}: {exc}", kernel=binary.compiled.name,
+                                         core=cores[i].label, rule="runtime error") from exc
+            if request != 0:
+                still.append(i)
+        live = still
