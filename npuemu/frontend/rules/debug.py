@@ -1,0 +1,1 @@
+"""Rules for the debug family (see docs/internals.md)."""

@@ -1,0 +1,1 @@
+"""Rules for the mask family (see docs/internals.md)."""

@@ -1,0 +1,1 @@
+"""Rules for the sync family (see docs/internals.md)."""

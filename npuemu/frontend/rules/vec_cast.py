@@ -1,0 +1,1 @@
+"""Rules for the vec_cast family (see docs/internals.md)."""

@@ -1,0 +1,1 @@
+"""Rules for the vec_cmpsel family (see docs/internals.md)."""

@@ -1,0 +1,1 @@
+"""Rules for the vec_fill family (see docs/internals.md)."""

@@ -1,0 +1,1 @@
+"""Rules for the vec_gather family (see docs/internals.md)."""

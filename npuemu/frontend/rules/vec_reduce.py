@@ -1,0 +1,1 @@
+"""Rules for the vec_reduce family (see docs/internals.md)."""

@@ -1,0 +1,1 @@
+"""Rules for the vec_scalar family (see docs/internals.md)."""

@@ -1,0 +1,1 @@
+"""Rules for the vec_unary family (see docs/internals.md)."""
