@@ -14,7 +14,7 @@ from numpy import float32 as _f32
 
 
 def module_source(em: Emitter, runtime_vars: dict[str, str], params: list[str], origin: str,
-                  spec: str) -> str:
+                  spec: str, epilogue: list[str] = ()) -> str:
     lines = [HEADER.format(origin=origin, spec=spec, fingerprint=library_fingerprint())]
     for alias, target in sorted(em.imports.items()):
         module, attr = target.split(":")
@@ -25,6 +25,7 @@ def module_source(em: Emitter, runtime_vars: dict[str, str], params: list[str], 
     for name, init in runtime_vars.items():
         lines.append(f"    {name} = {init}")
     lines.extend(em.lines)
+    lines.extend("    " + line for line in epilogue)
     lines.append("    yield 0")
     lines.append("")
     return "\n".join(lines)

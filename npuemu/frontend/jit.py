@@ -149,7 +149,7 @@ class JITFunction:
                          for n, k in zip(self.signature.parameters, kinds))
         spec += f"; kernel_type={options.resolved_kernel_type.name}; platform={platform.name}"
         origin = f"{parsed.filename}:{parsed.first_line} ({self.__name__})"
-        source = module_source(lw.em, lw.runtime_vars, arg_names, origin, spec)
+        source = module_source(lw.em, lw.runtime_vars, arg_names, origin, spec, lw.epilogue)
         ck = compiler.build(self.__name__, source, lw.em.locs)
         return KernelBinary(ck, gm_params, scalar_params, options.resolved_kernel_type, platform,
                             dict(lw.flags))

@@ -77,6 +77,12 @@ class Lowerer:
         self._inline_count = 0
         self._namespaces: dict[int, dict[str, Any]] = {}
         self._stmt_node: ast.AST | None = None
+        self.epilogue: list[str] = []            # statements run when a core reaches the kernel's end
+
+    def at_kernel_end(self, line: str) -> None:
+        """Emit ``line`` once, after the kernel body (e.g. a check that no event flag is left set)."""
+        if line not in self.epilogue:
+            self.epilogue.append(line)
 
     # ------------------------------------------------------------------ errors and locations
 
@@ -129,6 +135,15 @@ class Lowerer:
     def fresh_value(self, value: Value, hint: str = "t") -> Value:
         """Evaluate ``value``'s runtime parts once into new variables (constants stay)."""
         return self._store(self._template(value, self.em.tmp(hint) + "_"), value, None)
+
+    def u64_expr(self, v: Value, node: ast.AST | None, what: str = "value") -> str:
+        """An integer as a signed 64-bit expression (constants >= 2**63 wrap, as the uint64 bits)."""
+        if v.is_const and isinstance(v.const, int) and not isinstance(v.const, bool):
+            c = int(v.const)
+            if not -(1 << 63) <= c < (1 << 64):
+                self.type_error(f"{what} {c} does not fit in 64 bits", node)
+            return repr(c - (1 << 64) if c >= (1 << 63) else c)
+        return self.int_expr(v, node, what)
 
     def count(self, key: str) -> int:
         n = self.counters.get(key, 0)

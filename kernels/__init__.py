@@ -1,0 +1,1 @@
+"""Kernels written in the npuemu kernel language: the bundled op library."""

@@ -1,0 +1,1 @@
+"""Host tiling functions for the bundled kernels."""
