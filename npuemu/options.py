@@ -5,7 +5,8 @@ of the launch call (``kernel[8](x, y, debug=True)``), which is why a kernel
 parameter may not share a name with an option (as in pyasc).  Environment
 variables set the defaults: ``NPUEMU_DEBUG=1`` runs kernels as plain Python,
 ``NPUEMU_CHECK=off|default|full`` picks the checking level and
-``NPUEMU_PLATFORM`` the SoC profile.
+``NPUEMU_PLATFORM`` the SoC profile (read when a launch names no platform, see
+:func:`npuemu.runtime.platform.default_platform`).
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ class Options:
     kernel_type: which cores run (``KernelType``); default AIV_ONLY (AIC_ONLY with matmul_cube_only).
     debug: run the generated code in CPython instead of Numba, so ``print``/``pdb`` work.
     check: ``off`` | ``default`` | ``full`` (see docs/checks.md); bounds are checked at every level.
-    platform: SoC profile name or :class:`~npuemu.runtime.platform.Platform`.
+    platform: SoC profile name or :class:`~npuemu.runtime.platform.Platform`; None: the default platform.
     matmul_cube_only: pyasc's switch for cube-only kernels.
     """
 
@@ -75,8 +76,6 @@ def from_environment(**given: Any) -> Options:
         env["debug"] = True
     if os.environ.get("NPUEMU_CHECK"):
         env["check"] = os.environ["NPUEMU_CHECK"].lower()
-    if os.environ.get("NPUEMU_PLATFORM"):
-        env["platform"] = os.environ["NPUEMU_PLATFORM"]
     known = {f.name for f in dataclasses.fields(Options)}
     unknown = set(given) - OPTION_NAMES
     if unknown:

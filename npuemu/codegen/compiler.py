@@ -65,7 +65,7 @@ class CompiledKernel:
     def numba_fn(self) -> Callable[..., Any]:
         if self._numba_fn is None:
             from numba import njit
-            self._numba_fn = njit(cache=True)(self.python_fn)
+            self._numba_fn = njit(cache=True, nogil=True)(self.python_fn)
         return self._numba_fn
 
 

@@ -28,8 +28,14 @@ class ParsedFunction:
         return self.fn.__name__
 
     @functools.cached_property
+    def param_names(self) -> frozenset[str]:
+        """Names of the function's parameters."""
+        a = self.tree.args
+        return frozenset(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
+
+    @functools.cached_property
     def assigned_names(self) -> dict[str, int]:
-        """How many times each local name is (re)bound in the body."""
+        """How many times each local name is (re)bound in the body (parameters not counted)."""
         counts: dict[str, int] = {}
 
         def bump(target: ast.AST, n: int = 1) -> None:

@@ -76,3 +76,9 @@ BLK_ENQUEUED = 2
 BLK_DEQUEUED = 3
 
 LOG_WORDS = (1 << 20) // 8     # 1 MiB per core, as the hardware's dump buffer
+
+# what st[PAD_VALUE] holds (st[PAD_VALUE_SET]); the value is converted to the copied type at use
+PAD_UNSET = 0          # never written: DataCopyPad padding bytes are undefined
+PAD_INT = 1            # an integer value
+PAD_FLOAT = 2          # the float32 bits of a float value
+PAD_RAW = 3            # raw element bits (legacy DataCopyPadParams.padding_value)

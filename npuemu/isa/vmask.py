@@ -98,13 +98,19 @@ def resolve(st, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat, esize, loc)
             if mask_lo < 0:
                 raise Fault(F_MASK_RANGE, loc, mask_lo, lanes, 0)
             lo, hi = bits_from_count(min(mask_lo, lanes))
-    else:
-        lo = np.uint64(st[S.MASK_LO])
-        hi = np.uint64(st[S.MASK_HI])
-    if lanes == 64 and hi != 0:
-        raise Fault(F_MASK_BITS, loc, 0, lanes, 0)
-    if lanes == 32 and (hi != 0 or (lo >> np.uint64(32)) != 0):
-        raise Fault(F_MASK_BITS, loc, 0, lanes, 0)
+        if lanes == 64 and hi != 0:
+            raise Fault(F_MASK_BITS, loc, 0, lanes, 0)
+        if lanes == 32 and (hi != 0 or (lo >> np.uint64(32)) != 0):
+            raise Fault(F_MASK_BITS, loc, 0, lanes, 0)
+        return False, lo, hi, repeat, 0
+    # the register always holds 128 bits; a 32- or 64-bit instruction reads only its lanes'
+    # bits, so the all-ones state reset_mask() leaves behind is valid for every dtype
+    lo = np.uint64(st[S.MASK_LO])
+    hi = np.uint64(st[S.MASK_HI])
+    if lanes <= 64:
+        hi = np.uint64(0)
+    if lanes == 32:
+        lo &= np.uint64(0xFFFFFFFF)
     return False, lo, hi, repeat, 0
 
 
@@ -147,13 +153,20 @@ def set_vector_mask(st, lo, hi, loc):
 
 
 @njit(cache=True)
-def set_vector_mask_len(st, n, esize, loc):
-    """``set_vector_mask(len)``: normal mode sets the first ``len`` lanes, counter mode the count."""
-    if st[S.MASK_MODE] == 1:
+def set_vector_mask_len(st, n, counter, loc):
+    """``set_vector_mask(len, mode=...)``: ``mode`` picks the encoding, not the register mode.
+
+    COUNTER stores the element count; NORMAL stores the bits of the first
+    ``len`` lanes (at most 128: a 32-bit instruction later reads only the low
+    word, so ``len`` beyond its 64 lanes acts as 64).
+    """
+    if n < 0:
+        raise Fault(F_MASK_LEN, loc, n, 0, 0)
+    if counter:
         st[S.MASK_LO] = n
         st[S.MASK_HI] = 0
     else:
-        lo, hi = bits_from_count(min(max(n, 0), 256 // esize))
+        lo, hi = bits_from_count(min(n, 128))
         st[S.MASK_LO] = np.int64(lo)
         st[S.MASK_HI] = np.int64(hi)
 

@@ -8,6 +8,8 @@ block the host thread.
 """
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -103,7 +105,7 @@ def run(binary: Any, values: dict[str, Any], block_dim: int, options: Options) -
         fn = compile_numba(binary.compiled, (st0, lm0, gm, log0, *scalars))
     ctx = FaultContext(regions)
     try:
-        _schedule(fn, binary, cores, states, gm, scalars, ctx)
+        _schedule(fn, binary, cores, states, gm, scalars, ctx, parallel=not options.debug)
     finally:
         for r in regions:
             r.finish()
@@ -113,24 +115,72 @@ def run(binary: Any, values: dict[str, Any], block_dim: int, options: Options) -
 
 
 def _schedule(fn: Any, binary: Any, cores: list[CoreSpec], states: list[tuple[np.ndarray, ...]],
-              gm: tuple[np.ndarray, ...], scalars: list[Any], ctx: FaultContext) -> None:
-    """Run every core to completion, resuming them in turn."""
+              gm: tuple[np.ndarray, ...], scalars: list[Any], ctx: FaultContext, parallel: bool) -> None:
+    """Run every core to completion.
+
+    Each round resumes every live core until it yields (a cross-core wait) or
+    ends.  Compiled cores release the GIL, so with ``parallel`` a round runs on
+    a thread pool; faults are reported for the lowest-numbered faulting core,
+    so the error does not depend on thread timing.
+    """
     gens = [fn(st, lm, gm, log, *scalars) for st, lm, log in states]
     live = list(range(len(cores)))
     while live:
-        still = []
-        for i in live:
-            try:
-                request = next(gens[i])
-            except StopIteration:
-                continue
-            except Fault as exc:
-                raise translate_fault(exc, binary, cores[i], ctx) from None
-            except errors.NpuemuError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - e.g. ZeroDivisionError in kernel arithmetic
-                raise errors.KernelFault(f"{type(exc).__name__}: {exc}", kernel=binary.compiled.name,
-                                         core=cores[i].label, rule="runtime error") from exc
-            if request != 0:
-                still.append(i)
-        live = still
+        outcomes = _run_round(gens, live, parallel)
+        faulted = [(i, exc) for i, (kind, exc) in zip(live, outcomes) if kind == "fault"]
+        if faulted:
+            i, exc = min(faulted, key=lambda f: f[0])
+            _raise_fault(exc, binary, cores[i], ctx)
+        live = [i for i, (kind, request) in zip(live, outcomes) if kind == "yield" and request != 0]
+
+
+def _step(gen: Any) -> tuple[str, Any]:
+    try:
+        return "yield", next(gen)
+    except StopIteration:
+        return "done", None
+    except Exception as exc:  # noqa: BLE001 - classified by _raise_fault
+        return "fault", exc
+
+
+def _run_round(gens: list[Any], live: list[int], parallel: bool) -> list[tuple[str, Any]]:
+    if not parallel or len(live) < 2:
+        return [_step(gens[i]) for i in live]
+    pool = _thread_pool()
+    n = min(pool._max_workers, len(live))  # noqa: SLF001 - the pool's own size
+    chunks = [live[k::n] for k in range(n)]
+    results: dict[int, tuple[str, Any]] = {}
+    for chunk, outs in zip(chunks, pool.map(lambda c: [_step(gens[i]) for i in c], chunks)):
+        results.update(zip(chunk, outs))
+    return [results[i] for i in live]
+
+
+def _raise_fault(exc: BaseException, binary: Any, core: CoreSpec, ctx: FaultContext) -> None:
+    if isinstance(exc, Fault):
+        raise translate_fault(exc, binary, core, ctx) from None
+    if isinstance(exc, errors.NpuemuError):
+        raise exc
+    # e.g. ZeroDivisionError in the kernel's own arithmetic
+    raise errors.KernelFault(f"{type(exc).__name__}: {exc}", kernel=binary.compiled.name, core=core.label,
+                             rule="runtime error") from exc
+
+
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _thread_pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=thread_count(), thread_name_prefix="npuemu-core")
+    return _POOL
+
+
+def thread_count() -> int:
+    """Host threads that run emulated cores (``NPUEMU_THREADS``, default: the CPUs of this process)."""
+    env = os.environ.get("NPUEMU_THREADS")
+    if env:
+        return max(1, int(env))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)

@@ -4,10 +4,15 @@ Values come from ``ascend-c.md`` §3 (CANN platform ini files as quoted by
 public sources); entries the sources could not confirm are marked in
 ``unconfirmed``.  A user can define a custom profile with
 :func:`Platform.custom` and launch on it.
+
+A launch that names no platform runs on :func:`default_platform`: the profile
+chosen with :func:`set_default_platform` (pyasc's ``config.set_platform`` under
+``npuemu.compat.pyasc``), else ``$NPUEMU_PLATFORM``, else Ascend910B1.
 """
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass, field
 
 from ..errors import PlatformError
@@ -71,7 +76,8 @@ def register(p: Platform) -> None:
 def get_platform(name: "str | Platform | None" = None) -> Platform:
     if isinstance(name, Platform):
         return name
-    name = name or DEFAULT_PLATFORM
+    if not name:
+        return default_platform()
     name = getattr(name, "value", name)      # accept asc.runtime.config.Platform members
     try:
         return _PLATFORMS[str(name)]
@@ -84,6 +90,26 @@ def platforms() -> list[Platform]:
 
 
 DEFAULT_PLATFORM = "Ascend910B1"
+_selected: "str | Platform | None" = None     # set_default_platform's choice
+
+
+def default_platform() -> Platform:
+    """The profile of launches that name none: the selected one, else $NPUEMU_PLATFORM, else Ascend910B1."""
+    return get_platform(_selected or os.environ.get("NPUEMU_PLATFORM") or DEFAULT_PLATFORM)
+
+
+def set_default_platform(name: "str | Platform | None") -> "str | Platform | None":
+    """Select the profile of launches that name none; ``None`` clears the selection.
+
+    Returns the previous selection, so a caller can restore it.
+    """
+    global _selected
+    if name is not None and not isinstance(name, Platform):
+        name = str(getattr(name, "value", name))
+        get_platform(name)          # an unknown name fails here, not at the next launch
+    previous, _selected = _selected, name
+    return previous
+
 
 for _p in (
     Platform("Ascend910B1", 24, 48, cube_freq_mhz=1850.0),

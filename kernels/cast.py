@@ -1,0 +1,60 @@
+"""Elementwise type conversion ``z = cast(x)`` with an explicit rounding mode.
+
+The conversions a bundled kernel is tested with are the ones model code needs:
+float32 <-> float16, float32 <-> bfloat16, float16 -> float32 and
+float32 -> int32 (any RoundMode the instruction accepts for the pair).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import npuemu.asc as asc
+from npuemu.kernels._host import kernel_dtype, launch_elementwise
+from npuemu.kernels._stream import core_slice, load_tile, store_tile
+from npuemu.tiling.elementwise import ElementwiseTiling
+
+BUFFER_NUM = 2
+DTYPES = ("float32", "float16", "bfloat16")
+
+
+@asc.jit
+def cast_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, t: ElementwiseTiling, mode: asc.ConstExpr):
+    start, length = core_slice(t.total, t.block_len)
+    xg = asc.GlobalTensor()
+    zg = asc.GlobalTensor()
+    xg.set_global_buffer(x + start, length)
+    zg.set_global_buffer(z + start, length)
+    pipe = asc.TPipe()
+    qx = asc.TQue(asc.TPosition.VECIN, BUFFER_NUM)
+    qz = asc.TQue(asc.TPosition.VECOUT, BUFFER_NUM)
+    pipe.init_buffer(qx, BUFFER_NUM, t.tile_len * x.dtype.sizeof())
+    pipe.init_buffer(qz, BUFFER_NUM, t.tile_len * z.dtype.sizeof())
+    for i in range(asc.ceildiv(length, t.tile_len)):
+        off = i * t.tile_len
+        count = min(t.tile_len, length - off)
+        load_tile(qx, xg[off:], count)
+        lx = qx.deque(x.dtype)
+        lz = qz.alloc_tensor(z.dtype)
+        asc.cast(lz, lx, mode, count)
+        qz.enque(lz)
+        qx.free_tensor(lx)
+        store_tile(qz, zg[off:], count)
+
+
+def cast(x: np.ndarray, dtype: Any, round_mode: asc.RoundMode = asc.RoundMode.CAST_RINT,
+         out: np.ndarray | None = None, **launch: Any) -> np.ndarray:
+    """``x`` converted to ``dtype`` (a NumPy dtype, incl. ml_dtypes.bfloat16) on the emulated NPU."""
+    z = np.empty(x.shape, dtype) if out is None else out
+    if kernel_dtype(x) == kernel_dtype(z):
+        raise ValueError("cast needs different source and destination dtypes")
+    launch_elementwise(cast_kernel, (x, z), asc.RoundMode(round_mode), **launch)
+    return z
+
+
+def reference(x: np.ndarray, dtype: Any) -> np.ndarray:
+    """Round-to-nearest-even conversion (NumPy's) of the exact values."""
+    if np.dtype(dtype).kind in "iu":
+        return np.rint(x.astype(np.float64)).astype(dtype)
+    return x.astype(np.float32).astype(dtype) if x.dtype != np.float64 else x.astype(dtype)

@@ -1,0 +1,33 @@
+"""LayerNorm over the last axis: ``(x - mean) / sqrt(var + eps) * gamma + beta``, per row."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from npuemu.kernels._host import kernel_dtype
+from npuemu.kernels._norm import norm_kernel
+from npuemu.tiling.rows import row_tiling
+
+DTYPES = ("float32", "float16", "bfloat16")
+
+
+def layernorm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-5,
+              out: np.ndarray | None = None, *, core_num: int | None = None, **launch: Any) -> np.ndarray:
+    """LayerNorm of a 2-D array over its last axis, on the emulated NPU."""
+    if x.ndim != 2 or gamma.shape != (x.shape[1],) or beta.shape != gamma.shape:
+        raise ValueError("layernorm expects x (rows, cols), gamma (cols,), beta (cols,)")
+    z = np.empty_like(x) if out is None else out
+    size = kernel_dtype(x).sizeof()
+    tiling, cores = row_tiling(x.shape[0], x.shape[1], size, 2 * size, fixed_ub_bytes=6 * (x.shape[1] + 8) * 4 + 64,
+                               platform=launch.get("platform"), max_cores=core_num, eps=eps)
+    norm_kernel[cores](x, gamma, beta, z, tiling, True, **launch)
+    return z
+
+
+def reference(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-5) -> np.ndarray:
+    a = x.astype(np.float64)
+    mean = a.mean(axis=1, keepdims=True)
+    var = ((a - mean) ** 2).mean(axis=1, keepdims=True)
+    r = (a - mean) / np.sqrt(var + eps) * gamma.astype(np.float64) + beta.astype(np.float64)
+    return r.astype(x.dtype)

@@ -1,0 +1,31 @@
+"""RMSNorm over the last axis: ``x / sqrt(mean(x**2) + eps) * gamma``, per row."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from npuemu.kernels._host import kernel_dtype
+from npuemu.kernels._norm import norm_kernel
+from npuemu.tiling.rows import row_tiling
+
+DTYPES = ("float32", "float16", "bfloat16")
+
+
+def rmsnorm(x: np.ndarray, gamma: np.ndarray, eps: float = 1e-6, out: np.ndarray | None = None, *,
+            core_num: int | None = None, **launch: Any) -> np.ndarray:
+    """RMSNorm of a 2-D array over its last axis, on the emulated NPU."""
+    if x.ndim != 2 or gamma.shape != (x.shape[1],):
+        raise ValueError("rmsnorm expects x (rows, cols) and gamma (cols,)")
+    z = np.empty_like(x) if out is None else out
+    size = kernel_dtype(x).sizeof()
+    tiling, cores = row_tiling(x.shape[0], x.shape[1], size, 2 * size, fixed_ub_bytes=6 * (x.shape[1] + 8) * 4 + 64,
+                               platform=launch.get("platform"), max_cores=core_num, eps=eps)
+    norm_kernel[cores](x, gamma, gamma, z, tiling, False, **launch)
+    return z
+
+
+def reference(x: np.ndarray, gamma: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    a = x.astype(np.float64)
+    r = a / np.sqrt((a * a).mean(axis=1, keepdims=True) + eps) * gamma.astype(np.float64)
+    return r.astype(x.dtype)

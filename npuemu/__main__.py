@@ -1,0 +1,3 @@
+from npuemu.cli import main
+
+raise SystemExit(main())

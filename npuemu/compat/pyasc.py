@@ -1,0 +1,324 @@
+"""Run pyasc scripts unmodified on npuemu.
+
+Usage::
+
+    python -m npuemu.compat.pyasc SCRIPT [ARGS...]
+    python -m npuemu.compat.pyasc -m MODULE [ARGS...]     # e.g. -m pytest test_vadd.py
+
+The runner installs an import hook that serves pyasc's modules from npuemu
+(``import asc``, ``import asc.runtime.config as config``, ``import
+asc.lib.runtime as rt``, ``from asc.language.core.dtype import KnownTypes``,
+...), then runs SCRIPT as ``__main__`` the way ``python SCRIPT`` would.  A
+pyasc name npuemu does not implement raises :class:`UnsupportedAPIError`
+naming it, where the script touches it.
+
+:func:`install` does the same for the current interpreter (tests, notebooks)
+and undoes it when used as a context manager.  Importing npuemu never installs
+anything.  See docs/pyasc-compat.md for the module and name map.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import os
+import runpy
+import sys
+import traceback
+import types
+from typing import Any, Sequence
+
+from ..errors import NpuemuError
+from ..runtime import platform as _platform
+from . import _pyasc_runtime as _rt
+
+__all__ = ["install", "Installation", "run_path", "run_module", "main", "PyascCompatError",
+           "UnsupportedAPIError", "UnsupportedModuleError"]
+
+
+class PyascCompatError(NpuemuError):
+    """Base class of the errors of the pyasc compatibility layer."""
+
+
+class UnsupportedAPIError(PyascCompatError, AttributeError):
+    """A pyasc name npuemu does not implement (an AttributeError, so ``hasattr`` stays usable)."""
+
+
+class UnsupportedModuleError(PyascCompatError, ModuleNotFoundError):
+    """An ``asc`` module that npuemu's compatibility layer does not provide."""
+
+
+# --------------------------------------------------------------------------- the served modules
+
+# Module kinds.  KERNEL modules hold the kernel language (npuemu.asc): pyasc's
+# language packages all feed its flat ``asc`` namespace, so each of them
+# resolves names there.  PACKAGE modules only lead to their submodules.
+KERNEL, DTYPE, STRUCT, JIT, CONFIG, RUNTIME, STATE, PACKAGE = (
+    "kernel", "dtype", "struct", "jit", "config", "runtime", "state", "package")
+
+MODULES: dict[str, str] = {
+    "asc": KERNEL,
+    "asc.language": KERNEL,
+    "asc.language.core": KERNEL,
+    "asc.language.core.dtype": DTYPE,
+    "asc.language.core.struct": STRUCT,
+    "asc.language.basic": KERNEL,
+    "asc.language.fwk": KERNEL,
+    "asc.language.adv": PACKAGE,
+    "asc.runtime": PACKAGE,
+    "asc.runtime.config": CONFIG,
+    "asc.runtime.jit": JIT,
+    "asc.runtime.compiler": PACKAGE,
+    "asc.runtime.launcher": PACKAGE,
+    "asc.lib": PACKAGE,
+    "asc.lib.runtime": RUNTIME,
+    "asc.lib.runtime.state": STATE,
+    "asc.lib.host": PACKAGE,
+    "asc.lib.profiling": PACKAGE,
+}
+
+# deeper pyasc modules (asc.language.basic.vec_binary, ...) by prefix
+PREFIXES: tuple[tuple[str, str], ...] = (
+    ("asc.language.core.", KERNEL),
+    ("asc.language.basic.", KERNEL),
+    ("asc.language.fwk.", KERNEL),
+    ("asc.language.adv.", PACKAGE),
+    ("asc.lib.host.", PACKAGE),
+)
+
+# attributes that name a module other than parent.attr
+ALIASES: dict[str, str] = {"asc.adv": "asc.language.adv"}
+
+ORIGIN = "npuemu pyasc compatibility"
+
+
+def module_kind(fullname: str) -> str | None:
+    """The kind of the served module ``fullname``, or None if npuemu does not provide it."""
+    kind = MODULES.get(fullname)
+    if kind is None:
+        kind = next((k for prefix, k in PREFIXES if fullname.startswith(prefix)), None)
+    return kind
+
+
+def _kernel_namespace() -> types.ModuleType:
+    from .. import asc
+    return asc
+
+
+def _contents(kind: str) -> dict[str, Any]:
+    """The names a served module of ``kind`` starts with."""
+    if kind == KERNEL:
+        ns = _kernel_namespace()
+        return {k: v for k, v in vars(ns).items() if not k.startswith("_")}
+    if kind == DTYPE:
+        from ..language import dtype as dt
+        names = {t.name: t for t in (*dt.ALL, dt.void)}
+        names.update(DataType=dt.DataType, KnownTypes=dt.KnownTypes, half=dt.half, float_=dt.float_,
+                     double=dt.double, int_=dt.int_, bool_=dt.bool_)
+        return names
+    if kind == STRUCT:
+        from ..language.struct import Field, Struct, StructField
+        return {"Struct": Struct, "Field": Field, "StructField": StructField}
+    if kind == JIT:
+        from ..frontend.jit import JITFunction, jit
+        return {"jit": jit, "JITFunction": JITFunction}
+    if kind == CONFIG:
+        return dict(_rt.CONFIG_NAMES)
+    if kind == RUNTIME:
+        return dict(_rt.RUNTIME_NAMES)
+    return {}
+
+
+def _make_getattr(fullname: str, kind: str):
+    """PEP 562 ``__getattr__`` of a served module: submodules, late names, then a clear error."""
+
+    def __getattr__(name: str) -> Any:
+        if name.startswith("_"):
+            # dunder and private probes (pickle, inspect, IPython) expect a plain AttributeError
+            raise AttributeError(f"module {fullname!r} has no attribute {name!r}")
+        child = ALIASES.get(f"{fullname}.{name}", f"{fullname}.{name}")
+        if child in MODULES:
+            return importlib.import_module(child)
+        if kind == KERNEL and hasattr(_kernel_namespace(), name):
+            return getattr(_kernel_namespace(), name)     # added to npuemu.asc after this module was made
+        if kind == STATE and name in _rt.STATE_GETTERS:
+            return _rt.STATE_GETTERS[name]()
+        raise UnsupportedAPIError(f"{fullname}.{name} is not supported by npuemu yet", name=name)
+
+    return __getattr__
+
+
+class AscImporter(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves ``asc`` and its submodules from npuemu."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname != "asc" and not fullname.startswith("asc."):
+            return None
+        if module_kind(fullname) is None:
+            raise UnsupportedModuleError(f"{fullname} is not supported by npuemu yet", name=fullname)
+        # every served module is a package, so that any deeper pyasc module path reaches this finder
+        return importlib.machinery.ModuleSpec(fullname, self, origin=ORIGIN, is_package=True)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
+        return None     # the default module object
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        name = module.__name__
+        kind = module_kind(name)
+        assert kind is not None
+        module.__doc__ = f"pyasc's {name}, served by npuemu (see npuemu.compat.pyasc)."
+        module.__dict__.update(_contents(kind))
+        module.__getattr__ = _make_getattr(name, kind)  # type: ignore[method-assign]
+
+
+# --------------------------------------------------------------------------- install / uninstall
+
+
+def _served_modules() -> list[str]:
+    return [name for name in sys.modules if name == "asc" or name.startswith("asc.")]
+
+
+class Installation:
+    """What :func:`install` returns: a context manager whose exit (or :meth:`uninstall`) undoes it.
+
+    Only the call that actually installed the layer undoes it; a nested
+    ``install()`` returns a handle whose exit leaves the outer one in place.
+    """
+
+    def __init__(self, importer: AscImporter | None, saved_modules: dict[str, types.ModuleType],
+                 saved_platform: Any):
+        self._importer = importer
+        self._saved_modules = saved_modules
+        self._saved_platform = saved_platform
+
+    @property
+    def active(self) -> bool:
+        """True while this handle's installation is in effect."""
+        return self._importer is not None and self._importer in sys.meta_path
+
+    def uninstall(self) -> None:
+        """Remove the import hook and the ``asc`` modules; restore what was there before."""
+        global _current
+        if not self.active:
+            return
+        sys.meta_path.remove(self._importer)  # type: ignore[arg-type]
+        for name in _served_modules():
+            del sys.modules[name]
+        sys.modules.update(self._saved_modules)
+        _platform.set_default_platform(self._saved_platform)
+        self._importer = None
+        _current = None
+
+    def __enter__(self) -> "Installation":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.uninstall()
+
+
+_current: Installation | None = None
+
+
+def install() -> Installation:
+    """Make ``import asc`` (and pyasc's submodules) resolve to npuemu in this interpreter.
+
+    Any ``asc`` modules already imported (a real pyasc) are set aside and put
+    back on uninstall, as is npuemu's default platform, which pyasc's
+    ``config.set_platform`` changes.  Each installation starts with a fresh
+    pyasc runtime state (backend, device, streams).
+    """
+    global _current
+    if _current is not None and _current.active:
+        return Installation(None, {}, None)
+    saved_modules = {name: sys.modules.pop(name) for name in _served_modules()}
+    saved_platform = _platform.set_default_platform(None)
+    _platform.set_default_platform(saved_platform)      # only read it: the selection stays as it was
+    _rt.reset_state()
+    importer = AscImporter()
+    sys.meta_path.insert(0, importer)
+    _current = Installation(importer, saved_modules, saved_platform)
+    return _current
+
+
+# --------------------------------------------------------------------------- the runner
+
+
+def run_path(path: str, args: Sequence[str] = ()) -> None:
+    """Run the script at ``path`` as ``__main__`` with ``sys.argv = [path, *args]``, like ``python path``."""
+    saved_argv, saved_path0 = sys.argv, sys.path[0] if sys.path else None
+    sys.argv = [path, *args]
+    script_dir = os.path.dirname(os.path.abspath(path))
+    if sys.path:
+        sys.path[0] = script_dir
+    else:
+        sys.path.insert(0, script_dir)
+    try:
+        with install():
+            runpy.run_path(path, run_name="__main__")
+    finally:
+        sys.argv = saved_argv
+        if saved_path0 is not None:
+            sys.path[0] = saved_path0
+
+
+def run_module(name: str, args: Sequence[str] = ()) -> None:
+    """Run module ``name`` as ``__main__`` with ``args``, like ``python -m name args``."""
+    saved_argv = sys.argv
+    sys.argv = [name, *args]
+    try:
+        with install():
+            runpy.run_module(name, run_name="__main__", alter_sys=True)
+    finally:
+        sys.argv = saved_argv
+
+
+USAGE = """\
+usage: python -m npuemu.compat.pyasc SCRIPT [ARGS...]
+       python -m npuemu.compat.pyasc -m MODULE [ARGS...]
+
+Run a pyasc script (or module) unmodified on npuemu: `import asc` and pyasc's
+runtime modules resolve to npuemu's emulator.  See docs/pyasc-compat.md.
+"""
+
+
+def _print_script_error(exc: BaseException) -> None:
+    """The traceback from the script's first frame on: the runner's and runpy's frames are noise."""
+    tb = exc.__traceback__
+    skip = {os.path.abspath(__file__), os.path.abspath(runpy.__file__)}
+    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) in skip:
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb if tb is not None else exc.__traceback__)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line entry point; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        sys.stderr.write(USAGE)
+        return 2
+    if argv[0] in ("-h", "--help"):
+        sys.stdout.write(USAGE)
+        return 0
+    try:
+        if argv[0] == "-m":
+            if len(argv) < 2:
+                sys.stderr.write("npuemu.compat.pyasc: -m needs a module name\n" + USAGE)
+                return 2
+            run_module(argv[1], argv[2:])
+        else:
+            if not os.path.isfile(argv[0]):
+                sys.stderr.write(f"npuemu.compat.pyasc: can't open file {argv[0]!r}: no such file\n")
+                return 2
+            run_path(argv[0], argv[1:])
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - report the script's own error like `python` does
+        _print_script_error(exc)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    # run through the importable module, so the script and the runner share one copy of the state
+    from npuemu.compat.pyasc import main as _main
+    sys.exit(_main())
