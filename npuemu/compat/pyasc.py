@@ -151,7 +151,8 @@ def _make_getattr(fullname: str, kind: str):
 class AscImporter(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Serves ``asc`` and its submodules from npuemu."""
 
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(self, fullname: str, path: Any = None,
+                  target: Any = None) -> importlib.machinery.ModuleSpec | None:
         if fullname != "asc" and not fullname.startswith("asc."):
             return None
         if module_kind(fullname) is None:
@@ -282,12 +283,25 @@ runtime modules resolve to npuemu's emulator.  See docs/pyasc-compat.md.
 
 
 def _print_script_error(exc: BaseException) -> None:
-    """The traceback from the script's first frame on: the runner's and runpy's frames are noise."""
-    tb = exc.__traceback__
-    skip = {os.path.abspath(__file__), os.path.abspath(runpy.__file__)}
-    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) in skip:
-        tb = tb.tb_next
-    traceback.print_exception(type(exc), exc, tb if tb is not None else exc.__traceback__)
+    """Print ``exc`` like ``python SCRIPT`` would, without the runner's frames.
+
+    Leading frames of this module and runpy are noise.  An npuemu error's
+    message already says what went wrong (and where, for kernels), so frames
+    inside npuemu after the script's last line are dropped too; any other
+    exception keeps them, as it may be a bug in npuemu.
+    """
+    runner = {os.path.abspath(__file__), os.path.abspath(runpy.__file__)}
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frames = list(traceback.extract_tb(exc.__traceback__))
+    while frames and (frames[0].filename.startswith("<frozen runpy")
+                      or os.path.abspath(frames[0].filename) in runner):
+        frames.pop(0)
+    if isinstance(exc, NpuemuError):
+        while len(frames) > 1 and os.path.abspath(frames[-1].filename).startswith(package):
+            frames.pop()
+    report = traceback.TracebackException(type(exc), exc, exc.__traceback__)
+    report.stack = traceback.StackSummary.from_list(frames)
+    sys.stderr.write("".join(report.format()))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
