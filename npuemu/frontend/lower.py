@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import operator
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, NoReturn
 
@@ -34,8 +36,12 @@ _CMPOPS: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
     ast.Lt: ("<", operator.lt), ast.LtE: ("<=", operator.le), ast.Gt: (">", operator.gt),
     ast.GtE: (">=", operator.ge), ast.Eq: ("==", operator.eq), ast.NotEq: ("!=", operator.ne),
     ast.Is: ("is", operator.is_), ast.IsNot: ("is not", operator.is_not),
+    ast.In: ("in", lambda a, b: a in b), ast.NotIn: ("not in", lambda a, b: a not in b),
 }
-_INT_ONLY = {"<<", ">>", "&", "|", "^", "//", "%"}
+_CONST_ONLY_CMP = {"is", "is not", "in", "not in"}
+_INT_ONLY = {"<<", ">>", "&", "|", "^"}
+# operators that fault on a zero divisor: (int instruction, float instruction) in npuemu.isa.arith
+_DIVISIONS = {"/": ("div_f32", "div_f32"), "//": ("floordiv_int", "floordiv_f32"), "%": ("mod_int", "mod_f32")}
 MAX_INLINE_DEPTH = 64
 
 
@@ -49,7 +55,7 @@ class Scope:
     bindings: dict[str, Value] = field(default_factory=dict)
     returned: Value | None = None
 
-    @property
+    @functools.cached_property
     def namespace(self) -> dict[str, Any]:
         fn = self.parsed.fn
         ns = dict(fn.__globals__)
@@ -94,7 +100,7 @@ class Lowerer:
         sc = self.scope
         p = sc.parsed
         lineno = getattr(node, "lineno", p.tree.lineno) if node is not None else p.tree.lineno
-        col = getattr(node, "col_offset", 0) if node is not None else 0
+        col = (getattr(node, "col_offset", 0) if node is not None else 0) + p.indent
         return SourceLoc(p.filename, p.first_line + lineno - 1, col, p.name, p.line_text(lineno), sc.call_site)
 
     def loc_id(self, node: ast.AST | None) -> int:
@@ -102,7 +108,8 @@ class Lowerer:
 
     def fail(self, message: str, node: ast.AST | None, cls: type[KernelCompileError] = KernelCompileError
              ) -> NoReturn:
-        raise cls(f"in kernel '{self.kernel_name}': {message}", self.loc(node))
+        # ``from None``: a rule may fail while handling a Python exception; that is not the user's business
+        raise cls(f"in kernel '{self.kernel_name}': {message}", self.loc(node)) from None
 
     def type_error(self, message: str, node: ast.AST | None) -> NoReturn:
         self.fail(message, node, KernelTypeError)
@@ -117,8 +124,14 @@ class Lowerer:
         return self.em.import_fn(f"npuemu.isa.{module}", fn)
 
     def call_isa(self, module: str, fn: str, args: list[str], node: ast.AST | None) -> str:
-        """Expression calling an instruction; the call site's location id is appended."""
-        return f"{self.isa(module, fn)}({', '.join([*args, str(self.loc_id(node))])})"
+        """Expression calling an instruction; the call site's location id is appended.
+
+        Literal arguments are passed as ``np.int64``/``np.bool_`` values: Numba
+        compiles a callee once per distinct *literal* argument, so a bare ``3``
+        would give every call site its own copy of the instruction.
+        """
+        args = [*args, str(self.loc_id(node))]
+        return f"{self.isa(module, fn)}({', '.join(_unliteral(a) for a in args)})"
 
     def emit_isa(self, module: str, fn: str, args: list[str], node: ast.AST | None) -> None:
         self.emit(self.call_isa(module, fn, args, node))
@@ -130,11 +143,13 @@ class Lowerer:
         return name
 
     def declare(self, name: str, kind: str) -> None:
-        self.runtime_vars.setdefault(name, {"int": "0", "float": "_f32(0.0)", "bool": "False"}[kind])
+        # typed initial values: a variable only ever assigned constants must not stay a Numba literal
+        self.runtime_vars.setdefault(name, {"int": "np.int64(0)", "float": "_f32(0.0)",
+                                            "bool": "np.bool_(False)"}[kind])
 
     def fresh_value(self, value: Value, hint: str = "t") -> Value:
         """Evaluate ``value``'s runtime parts once into new variables (constants stay)."""
-        return self._store(self._template(value, self.em.tmp(hint) + "_"), value, None)
+        return self._store(self._template(value, self.em.tmp(hint) + "_", keep_consts=True), value, None)
 
     def u64_expr(self, v: Value, node: ast.AST | None, what: str = "value") -> str:
         """An integer as a signed 64-bit expression (constants >= 2**63 wrap, as the uint64 bits)."""
@@ -155,6 +170,8 @@ class Lowerer:
     def materialize(self, v: Value, node: ast.AST | None, kind: str | None = None) -> str:
         """Python expression of a scalar value (constants are rendered as literals)."""
         if isinstance(v.type, ScalarT):
+            if kind == "float" and v.type.kind != "float":
+                return f"_f32({v.code[0]})"
             return v.code[0]
         if v.is_const and is_number(v):
             c = v.const
@@ -179,7 +196,7 @@ class Lowerer:
 
     def const_value(self, v: Value, node: ast.AST | None, what: str = "value") -> Any:
         if not v.is_const:
-            self.fail(f"{what} must be a compile-time constant, got a runtime {self.describe(v)}", node)
+            self.type_error(f"{what} must be a compile-time constant, got a runtime {self.describe(v)}", node)
         return v.const
 
     @staticmethod
@@ -191,10 +208,14 @@ class Lowerer:
 
     # ------------------------------------------------------------------ storage
 
-    def _template(self, v: Value, prefix: str) -> Value:
-        """Storage for ``v``: one runtime variable per runtime component, constants kept."""
+    def _template(self, v: Value, prefix: str, keep_consts: bool = False) -> Value:
+        """Storage for ``v``: one runtime variable per runtime component.
+
+        Constant numbers get storage too (a variable holding one may be reassigned) unless
+        ``keep_consts``; other constants (dtypes, enums, ...) are kept as they are.
+        """
         if v.is_const:
-            if is_number(v):
+            if is_number(v) and not keep_consts:
                 kind = "bool" if isinstance(v.const, bool) else "float" if isinstance(v.const, float) else "int"
                 name = prefix + "v" if prefix.endswith("_") else prefix
                 self.declare(name, kind)
@@ -202,7 +223,7 @@ class Lowerer:
             return v
         if isinstance(v.type, (RecordT, TupleT)):
             names = v.type.names if isinstance(v.type, RecordT) else [str(i) for i in range(v.type.n)]
-            items = tuple(self._template(it, f"{prefix}{n}_") for it, n in zip(v.items, names))
+            items = tuple(self._template(it, f"{prefix}{n}_", keep_consts) for it, n in zip(v.items, names))
             return Value(v.type, items=items)
         code = []
         for f in v.type.fields:
@@ -216,8 +237,8 @@ class Lowerer:
         """Emit assignments of ``v`` into storage ``tmpl``; returns the storage value."""
         if tmpl.is_const:
             if not (v.is_const and _same_const(tmpl.const, v.const)):
-                self.fail(f"variable '{name}' is a compile-time constant ({tmpl.const!r}) and cannot be "
-                          f"reassigned to {self.describe(v)}", node)
+                self.type_error(f"variable '{name}' is a compile-time constant ({tmpl.const!r}) and cannot be "
+                                f"reassigned to {self.describe(v)}", node)
             return tmpl
         if isinstance(tmpl.type, ScalarT):
             if not is_number(v):
@@ -249,23 +270,55 @@ class Lowerer:
         """Python ``name = v`` in the current scope."""
         sc = self.scope
         existing = sc.bindings.get(name)
-        multi = sc.parsed.assigned_names.get(name, 0) > 1
-        if existing is None:
-            if v.is_const and not multi:
+        if existing is not None and existing.is_const and is_number(existing):
+            existing = None     # the value a compile-time unrolled loop left in its variable
+        if sc.parsed.assigned_names.get(name, 0) + (name in sc.parsed.param_names) <= 1:
+            # bound by one statement: a constant stays a constant.  Lowered again (the body
+            # of a compile-time unrolled loop), the statement defines the name afresh.
+            if v.is_const:
                 sc.bindings[name] = v
                 return
+            if existing is not None and (existing.is_const or existing.type != v.type):
+                existing = self._template(v, self.em.tmp(name) + "_")
+        if existing is None:
             existing = self._template(v, f"{sc.prefix}{name}_")
         sc.bindings[name] = self._store(existing, v, node, name)
 
+    def bind_params(self, params: dict[str, Value], node: ast.AST | None) -> None:
+        """Bind a function's parameters on entry.
+
+        A parameter the body reassigns gets storage of its own, initialised here, so the body
+        works on a copy (the caller's variable is unaffected) and reassignments inside loops
+        see the value of the previous iteration.  Other parameters share the caller's value,
+        so mutating methods (``set_global_buffer``) act on the caller's object.
+        """
+        sc = self.scope
+        for name, v in params.items():
+            if sc.parsed.assigned_names.get(name, 0):
+                sc.bindings[name] = self._store(self._template(v, f"{sc.prefix}{name}_"), v, node, name)
+            else:
+                sc.bindings[name] = v
+
     def rebind_type(self, name: str, v: Value) -> None:
-        """Change the static type of variable ``name`` (e.g. a GlobalTensor once bound)."""
+        """Change the static type of variable ``name`` (e.g. a GlobalTensor once bound).
+
+        A helper's parameter shares its storage with the caller's variable; every binding of
+        that storage, in every active scope, takes the new type.
+        """
+        old = self.scope.bindings.get(name)
         self.scope.bindings[name] = v
+        if old is None or not old.code or old.code != v.code:
+            return
+        for sc in self.scopes[:-1]:
+            for n, b in sc.bindings.items():
+                if b.code == old.code and type(b.type) is type(v.type):
+                    sc.bindings[n] = v
 
     # ------------------------------------------------------------------ entry points
 
     def lower_kernel(self, parsed: ParsedFunction, params: dict[str, Value]) -> None:
         self.scopes.append(Scope(parsed, "v_", None))
-        self.scope.bindings.update(params)
+        self.bind_params(params, None)
         self.block(parsed.tree.body, top_level=True)
         self.scopes.pop()
 
@@ -283,7 +336,15 @@ class Lowerer:
             self.fail(f"'{type(node).__name__}' statements are not supported in kernels",
                       node, UnsupportedSyntaxError)
         self._stmt_node = node
-        handler(node)
+        try:
+            handler(node)
+        except errors.NpuemuError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a bug in npuemu: still point at the kernel line
+            err = KernelCompileError(
+                f"in kernel '{self.kernel_name}': internal error while compiling this statement "
+                f"({type(exc).__name__}: {exc}); please report it with the kernel", self.loc(node))
+            raise err from None
 
     # ------------------------------------------------------------------ statements
 
@@ -303,7 +364,13 @@ class Lowerer:
     def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is None:
             return
-        self.assign(node.target, self.expr(node.value), node)
+        v = self.expr(node.value)
+        # annotations are not evaluated (as in Python), but ``: float`` makes the variable a float
+        is_float = isinstance(node.annotation, ast.Name) and node.annotation.id == "float"
+        if is_float and is_number(v) and _num_kind(v) == "int":
+            # ``total: float = n`` declares a float variable (later ``total /= 2`` stays a float)
+            v = const(float(v.const)) if v.is_const else scalar("float", self.materialize(v, node, "float"))
+        self.assign(node.target, v, node)
 
     def stmt_AugAssign(self, node: ast.AugAssign) -> None:
         if not isinstance(node.target, ast.Name):
@@ -318,6 +385,9 @@ class Lowerer:
             return
         if isinstance(target, (ast.Tuple, ast.List)):
             items = self.unpack(v, len(target.elts), node)
+            if len(items) > 1:
+                # evaluate every item before assigning any target (``a, b = b, a``)
+                items = tuple(it if it.is_const else self.fresh_value(it, "u") for it in items)
             for t, it in zip(target.elts, items):
                 self.assign(t, it, node)
             return
@@ -416,7 +486,10 @@ class Lowerer:
     def for_range(self, node: ast.For, call: ast.Call) -> None:
         if call.keywords or not 1 <= len(call.args) <= 3:
             self.fail("range() takes 1 to 3 positional arguments", call, UnsupportedSyntaxError)
-        args = [self.int_expr(self.expr(a), a, "a range bound") for a in call.args]
+        bounds = [self.expr(a) for a in call.args]
+        args = [self.int_expr(b, a, "a range bound") for b, a in zip(bounds, call.args)]
+        if len(bounds) == 3 and not (bounds[2].is_const and bounds[2].const != 0):
+            args[2] = self.call_isa("arith", "range_step", [args[2]], call.args[2])
         if not isinstance(node.target, ast.Name):
             self.fail("the loop variable must be a single name", node.target, UnsupportedSyntaxError)
         var = self.target_storage(node.target.id)
@@ -435,9 +508,8 @@ class Lowerer:
         return storage
 
     def unrolled(self, node: ast.For, values: list[Any]) -> None:
-        for n in ast.walk(node):
-            if isinstance(n, (ast.Break, ast.Continue)):
-                self.fail("break/continue inside a compile-time unrolled loop", n, UnsupportedSyntaxError)
+        for n in _loop_exits(node.body):
+            self.fail("break/continue inside a compile-time unrolled loop", n, UnsupportedSyntaxError)
         for val in values:
             v = val if isinstance(val, Value) else const(val)
             if isinstance(node.target, ast.Name):
@@ -536,7 +608,7 @@ class Lowerer:
             try:
                 return const(obj.const[index.const])
             except Exception as exc:  # noqa: BLE001 - report any failure as a compile error
-                self.fail(f"cannot index {self.describe(obj)}: {exc}", node)
+                self.type_error(f"cannot index {self.describe(obj)}: {exc}", node)
         if isinstance(obj.type, TupleT):
             i = self.const_value(index, node.slice, "a tuple index")
             return obj.items[i]
@@ -556,7 +628,7 @@ class Lowerer:
             try:
                 return const(ops[type(node.op)](v.const))
             except Exception as exc:  # noqa: BLE001
-                self.fail(f"cannot evaluate {ast.unparse(node)}: {exc}", node)
+                self.type_error(f"cannot evaluate {ast.unparse(node)}: {exc}", node)
         if not isinstance(v.type, ScalarT):
             self.type_error(f"unary operator on {self.describe(v)}", node)
         if isinstance(node.op, ast.Not):
@@ -578,7 +650,7 @@ class Lowerer:
             try:
                 return const(fn(a.const, b.const))
             except Exception as exc:  # noqa: BLE001
-                self.fail(f"cannot evaluate {a.const!r} {sym} {b.const!r}: {exc}", node)
+                self.type_error(f"cannot evaluate {a.const!r} {sym} {b.const!r}: {exc}", node)
         rule = registry.METHOD_RULES.get((type(a.type), f"__{type(op).__name__.lower()}__"))
         if rule is not None:
             return rule(self, registry.Call(sym, node, [b], {}, recv=a))  # type: ignore[arg-type]
@@ -589,22 +661,41 @@ class Lowerer:
             self.type_error(f"unsupported operand types for {sym}: {self.describe(a)} and {self.describe(b)}",
                             node)
         ka, kb = _num_kind(a), _num_kind(b)
-        if sym == "/" or "float" in (ka, kb):
-            if sym in _INT_ONLY:
-                self.type_error(f"operator {sym} needs integers", node)
-            return scalar("float", f"_f32({self.materialize(a, node)} {sym} {self.materialize(b, node)})")
-        return scalar("int", f"({self.materialize(a, node)} {sym} {self.materialize(b, node)})")
+        kind = "float" if sym == "/" or "float" in (ka, kb) else "int"
+        if kind == "float" and sym in _INT_ONLY:
+            self.type_error(f"operator {sym} needs integers", node)
+        x, y = self.materialize(a, node, kind), self.materialize(b, node, kind)
+        if sym in _DIVISIONS and not (b.is_const and b.const != 0):
+            fn = _DIVISIONS[sym][kind == "float"]
+            call = self.call_isa("arith", fn, [x, y], node)   # faults on a zero divisor
+            return scalar(kind, f"_f32({call})" if kind == "float" else call)
+        return scalar(kind, f"_f32({x} {sym} {y})" if kind == "float" else f"({x} {sym} {y})")
 
     def expr_BoolOp(self, node: ast.BoolOp) -> Value:
-        vals = [self.expr(v) for v in node.values]
         is_and = isinstance(node.op, ast.And)
+        vals = [self.expr(node.values[0])]
+        mark = len(self.em.lines)
+        vals.extend(self.expr(v) for v in node.values[1:])
+        if len(self.em.lines) != mark:
+            # a later operand runs statements (an API call): run them only when Python would,
+            # so that ``i < n and t.get_value(i) > 0`` does not read t[n]
+            del self.em.lines[mark:]
+            result = self.new_var("bo", "bool")
+            self.emit(f"{result} = {self._bool_code(vals[0], node)}")
+            for sub in node.values[1:]:
+                with self.em.block(f"if {result}:" if is_and else f"if not {result}:"):
+                    self.emit(f"{result} = {self._bool_code(self.expr(sub), node)}")
+            return scalar("bool", result)
         if all(v.is_const for v in vals):
             out = vals[0].const
             for v in vals[1:]:
                 out = (out and v.const) if is_and else (out or v.const)
             return const(out)
-        parts = [f"bool({self.truth(v, node) if not v.is_const else bool(v.const)})" for v in vals]
+        parts = [self._bool_code(v, node) for v in vals]
         return scalar("bool", "(" + (" and " if is_and else " or ").join(parts) + ")")
+
+    def _bool_code(self, v: Value, node: ast.AST) -> str:
+        return repr(bool(v.const)) if v.is_const else f"bool({self.truth(v, node)})"
 
     def expr_Compare(self, node: ast.Compare) -> Value:
         left = self.expr(node.left)
@@ -619,8 +710,14 @@ class Lowerer:
                           UnsupportedSyntaxError)
             if left.is_const and right.is_const:
                 result = result and bool(fn(left.const, right.const))
+            elif sym in ("in", "not in") and _is_number_set(right) and is_number(left):
+                # ``n in (1, 2)``: a chain of equality tests
+                x = self.materialize(left, node)
+                eq = " or ".join(f"({x} == {self.materialize(const(c), node)})" for c in right.const) or "False"
+                folded = False
+                terms.append(f"({eq})" if sym == "in" else f"(not ({eq}))")
             else:
-                if sym in ("is", "is not") or not (is_number(left) and is_number(right)):
+                if sym in _CONST_ONLY_CMP or not (is_number(left) and is_number(right)):
                     self.type_error(f"cannot compare {self.describe(left)} and {self.describe(right)} "
                                     f"at run time", node)
                 folded = False
@@ -725,28 +822,57 @@ class Lowerer:
             bound = sig.bind(*args, **kwargs)
         except TypeError as exc:
             self.fail(f"bad call of helper '{parsed.name}': {exc}", node, KernelTypeError)
+        params: dict[str, Value] = {}
+        for pname, p in sig.parameters.items():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                self.fail(f"helper '{parsed.name}' takes *{pname}: variable arguments are not supported in "
+                          f"kernels", node, UnsupportedSyntaxError)
+            v = bound.arguments[pname] if pname in bound.arguments else const(p.default)
+            if _is_constexpr(p.annotation) and not v.is_const:
+                self.type_error(f"argument '{pname}' of helper '{parsed.name}' is a ConstExpr but got a "
+                                f"runtime {v.type.describe()}", node)
+            params[pname] = v
         self._inline_count += 1
         scope = Scope(parsed, f"h{self._inline_count}_", self.loc(node))
         self.scopes.append(scope)
         try:
-            for pname, p in sig.parameters.items():
-                v = bound.arguments.get(pname)
-                if v is None:
-                    if p.default is inspect.Parameter.empty:
-                        self.fail(f"missing argument '{pname}'", node)
-                    v = const(p.default)
-                if _is_constexpr(p.annotation) and not v.is_const:
-                    self.scopes.pop()
-                    self.fail(f"argument '{pname}' of helper '{parsed.name}' is a ConstExpr but got a "
-                              f"runtime {v.type.describe()}", node, KernelTypeError)
-                if parsed.assigned_names.get(pname, 0):
-                    self.bind(pname, v, node)       # rebound inside: the helper works on a copy
-                else:
-                    scope.bindings[pname] = v       # shared: mutations are visible to the caller
+            self.bind_params(params, node)
             self.block(parsed.tree.body, top_level=True)
         finally:
             self.scopes.pop()
         return scope.returned if scope.returned is not None else const(None)
+
+
+def _loop_exits(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """The ``break``/``continue`` statements that leave the loop whose body is ``stmts``."""
+    out: list[ast.stmt] = []
+    stack: list[ast.AST] = list(stmts)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.Break, ast.Continue)):
+            out.append(n)
+        elif isinstance(n, (ast.For, ast.While)):
+            stack.extend(n.orelse)          # an inner loop's own body exits the inner loop
+        elif isinstance(n, ast.stmt):
+            stack.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, ast.stmt))
+    return sorted(out, key=lambda n: (n.lineno, n.col_offset))
+
+
+def _is_number_set(v: Value) -> bool:
+    """A constant tuple, list or range of numbers (the right side of a runtime ``in``)."""
+    return v.is_const and isinstance(v.const, (tuple, list, range)) and all(
+        isinstance(c, (int, float)) and not hasattr(c, "__members__") for c in v.const)
+
+
+_INT_LITERAL = re.compile(r"-?\d+")
+
+
+def _unliteral(arg: str) -> str:
+    if _INT_LITERAL.fullmatch(arg):
+        return f"np.int64({arg})"
+    if arg in ("True", "False"):
+        return f"np.bool_({arg})"
+    return arg
 
 
 def _num_kind(v: Value) -> str:

@@ -42,7 +42,7 @@ import numpy as np
 from numba import njit
 
 from .. import errors
-from ..numerics.half import f32_to_bf16, f64_to_f16
+from ..numerics.half import f32_to_bf16, f32_to_f16
 from . import state as S
 from .common import BLOCK, memmove
 from .fault import Fault, register
@@ -80,7 +80,8 @@ register({
                    lambda a, b, c, env: f"the copy needs {a} bytes of the {('destination', 'source')[c]} "
                                         f"local tensor, which holds only {b} bytes"),
     F_UB_ALIGN: (errors.AlignmentError,
-                 lambda a, b, c, env: f"local tensor address {a} is not {b}-byte aligned"),
+                 lambda a, b, c, env: f"the {('destination', 'source')[c]} local tensor address {a} is not "
+                                      f"{b}-byte aligned"),
     F_NEG: (errors.ParamRangeError, lambda a, b, c, env: f"negative element count {a}"),
     F_PARAM: (errors.ParamRangeError,
               lambda a, b, c, env: f"{FIELDS[c]} = {a} is outside its range [0, {b}]"),
@@ -111,8 +112,9 @@ K_BF16 = 4
 
 
 @njit(cache=True, inline="always")
-def check_gm(gm, rid, off, nbytes, loc):
-    if off < 0 or off + nbytes > gm[rid].size:
+def check_gm(g, rid, off, nbytes, loc):
+    """Bytes [off, off + nbytes) lie inside region ``rid`` (the array ``g``)."""
+    if off < 0 or off + nbytes > g.size:
         raise Fault(F_GM_OOB, loc, off, nbytes, rid)
 
 
@@ -126,7 +128,7 @@ def check_gm_size(size, nelem, loc):
 @njit(cache=True, inline="always")
 def check_local(addr, nbytes_needed, nbytes_have, loc, which=DST):
     if addr % BLOCK != 0:
-        raise Fault(F_UB_ALIGN, loc, addr, BLOCK, 0)
+        raise Fault(F_UB_ALIGN, loc, addr, BLOCK, which)
     if nbytes_needed > nbytes_have:
         raise Fault(F_LOCAL_SIZE, loc, nbytes_needed, nbytes_have, which)
 
@@ -161,27 +163,27 @@ def _check_strided(count, blen, sgap, dgap, loc):
 
 
 @njit(cache=True)
-def gm_to_local(lm, gm, dst, dst_len, rid, off, size, count, esize, loc):
+def gm_to_local(lm, g, dst, dst_len, rid, off, size, count, esize, loc):
     """``data_copy(local, gm, count)``: the byte count rounds down to a whole 32-byte block."""
     if count < 0:
         raise Fault(F_NEG, loc, count, 0, 0)
     nbytes = count * esize // BLOCK * BLOCK
     check_local(dst, nbytes, dst_len * esize, loc)
     check_gm_size(size, nbytes // esize, loc)
-    check_gm(gm, rid, off, nbytes, loc)
-    memmove(lm, dst, gm[rid], off, nbytes)
+    check_gm(g, rid, off, nbytes, loc)
+    memmove(lm, dst, g, off, nbytes)
 
 
 @njit(cache=True)
-def local_to_gm(gm, lm, rid, off, size, src, src_len, count, esize, loc):
+def local_to_gm(g, lm, rid, off, size, src, src_len, count, esize, loc):
     """``data_copy(gm, local, count)``: the byte count rounds down to a whole 32-byte block."""
     if count < 0:
         raise Fault(F_NEG, loc, count, 0, 0)
     nbytes = count * esize // BLOCK * BLOCK
     check_local(src, nbytes, src_len * esize, loc, SRC)
     check_gm_size(size, nbytes // esize, loc)
-    check_gm(gm, rid, off, nbytes, loc)
-    memmove(gm[rid], off, lm, src, nbytes)
+    check_gm(g, rid, off, nbytes, loc)
+    memmove(g, off, lm, src, nbytes)
 
 
 @njit(cache=True)
@@ -199,7 +201,7 @@ def local_to_local(lm, dst, dst_len, src, src_len, count, esize, loc):
 
 
 @njit(cache=True)
-def gm_to_local_strided(lm, gm, dst, dst_len, rid, off, size, count, blen, sgap, dgap, esize, loc):
+def gm_to_local_strided(lm, g, dst, dst_len, rid, off, size, count, blen, sgap, dgap, esize, loc):
     """``data_copy(local, gm, DataCopyParams(count, blen, sgap, dgap))``; all in 32-byte units."""
     _check_strided(count, blen, sgap, dgap, loc)
     if count == 0 or blen == 0:
@@ -210,14 +212,13 @@ def gm_to_local_strided(lm, gm, dst, dst_len, rid, off, size, count, blen, sgap,
     src_extent = _extent(count, sstep, nb)
     check_local(dst, _extent(count, dstep, nb), dst_len * esize, loc)
     check_gm_size(size, src_extent // esize, loc)
-    check_gm(gm, rid, off, src_extent, loc)
-    g = gm[rid]
+    check_gm(g, rid, off, src_extent, loc)
     for i in range(count):
         memmove(lm, dst + i * dstep, g, off + i * sstep, nb)
 
 
 @njit(cache=True)
-def local_to_gm_strided(gm, lm, rid, off, size, src, src_len, count, blen, sgap, dgap, esize, loc):
+def local_to_gm_strided(g, lm, rid, off, size, src, src_len, count, blen, sgap, dgap, esize, loc):
     """``data_copy(gm, local, DataCopyParams(count, blen, sgap, dgap))``; all in 32-byte units."""
     _check_strided(count, blen, sgap, dgap, loc)
     if count == 0 or blen == 0:
@@ -228,8 +229,7 @@ def local_to_gm_strided(gm, lm, rid, off, size, src, src_len, count, blen, sgap,
     dst_extent = _extent(count, dstep, nb)
     check_local(src, _extent(count, sstep, nb), src_len * esize, loc, SRC)
     check_gm_size(size, dst_extent // esize, loc)
-    check_gm(gm, rid, off, dst_extent, loc)
-    g = gm[rid]
+    check_gm(g, rid, off, dst_extent, loc)
     for i in range(count):
         memmove(g, off + i * dstep, lm, src + i * sstep, nb)
 
@@ -291,24 +291,29 @@ def _float_to_int(x):
     return np.int64(x)
 
 
+@njit(cache=True, inline="always")
+def _float_bits(x, kind):
+    """Bits of the float ``x`` as an element of float ``kind``."""
+    if kind == K_F32:
+        return np.int64(np.float32(x).view(np.int32))
+    if kind == K_F64:
+        return np.float64(x).view(np.int64)
+    if kind == K_F16:
+        return np.int64(f32_to_f16(np.float32(x)))
+    return np.int64(f32_to_bf16(np.float32(x)))
+
+
 @njit(cache=True)
 def pad_bits(mode, raw, kind):
     """The pad register's value as the bits of one element of ``kind`` (low bytes used)."""
     if mode == S.PAD_RAW or (mode == S.PAD_INT and kind == K_INT):
         return raw
     if mode == S.PAD_INT:
-        x = np.float64(raw)
-    else:
-        x = np.float64(np.int32(raw).view(np.float32))
-        if kind == K_INT:
-            return _float_to_int(x)
-    if kind == K_F32:
-        return np.int64(np.float32(x).view(np.int32))
-    if kind == K_F64:
-        return x.view(np.int64)
-    if kind == K_F16:
-        return np.int64(f64_to_f16(x))
-    return np.int64(f32_to_bf16(np.float32(x)))
+        return _float_bits(np.float64(raw), kind)
+    value = np.float64(np.int32(raw).view(np.float32))
+    if kind == K_INT:
+        return _float_to_int(value)
+    return _float_bits(value, kind)
 
 
 @njit(cache=True, inline="always")
@@ -363,7 +368,7 @@ def _check_padding(left, right, esize, loc):
 
 
 @njit(cache=True)
-def gm_to_ub_pad(lm, st, gm, dst, dst_len, rid, off, size, count, blen, sgap, dgap, left, right,
+def gm_to_ub_pad(lm, st, g, dst, dst_len, rid, off, size, count, blen, sgap, dgap, left, right,
                  legacy, esize, kind, loc):
     """``data_copy_pad(ub, gm, params, pad_params)``: ``blen`` bytes per block, ``sgap`` bytes
     between GM blocks, ``dgap`` 32-byte blocks between UB blocks, paddings in elements."""
@@ -379,11 +384,10 @@ def gm_to_ub_pad(lm, st, gm, dst, dst_len, rid, off, size, count, blen, sgap, dg
     # dummy bytes may run to the end of the tensor's last 32-byte block
     check_local(dst, _extent(count, dstep, footprint), _blocks(dst_len * esize), loc)
     check_gm_size(size, (src_extent + esize - 1) // esize, loc)
-    check_gm(gm, rid, off, src_extent, loc)
+    check_gm(g, rid, off, src_extent, loc)
     mode = st[S.PAD_VALUE_SET]
     defined = mode != S.PAD_UNSET
     bits = pad_bits(mode, st[S.PAD_VALUE], kind) if defined else np.int64(0)
-    g = gm[rid]
     for i in range(count):
         ub = dst + i * dstep
         data = ub + lbytes
@@ -397,7 +401,7 @@ def gm_to_ub_pad(lm, st, gm, dst, dst_len, rid, off, size, count, blen, sgap, dg
 
 
 @njit(cache=True)
-def ub_to_gm_pad(gm, lm, rid, off, size, src, src_len, count, blen, sgap, dgap, legacy, esize, loc):
+def ub_to_gm_pad(g, lm, rid, off, size, src, src_len, count, blen, sgap, dgap, legacy, esize, loc):
     """``data_copy_pad(gm, ub, params)``: ``blen`` bytes per block, ``sgap`` 32-byte blocks between
     UB blocks, ``dgap`` bytes between GM blocks."""
     _check_pad_geometry(count, blen, sgap, dgap, legacy, esize, loc)
@@ -409,7 +413,6 @@ def ub_to_gm_pad(gm, lm, rid, off, size, src, src_len, count, blen, sgap, dgap, 
     dst_extent = _extent(count, dstep, blen)
     check_local(src, _extent(count, sstep, footprint), _blocks(src_len * esize), loc, SRC)
     check_gm_size(size, (dst_extent + esize - 1) // esize, loc)
-    check_gm(gm, rid, off, dst_extent, loc)
-    g = gm[rid]
+    check_gm(g, rid, off, dst_extent, loc)
     for i in range(count):
         memmove(g, off + i * dstep, lm, src + i * sstep, blen)

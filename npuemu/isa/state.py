@@ -82,3 +82,8 @@ PAD_UNSET = 0          # never written: DataCopyPad padding bytes are undefined
 PAD_INT = 1            # an integer value
 PAD_FLOAT = 2          # the float32 bits of a float value
 PAD_RAW = 3            # raw element bits (legacy DataCopyPadParams.padding_value)
+
+# CMPMASK: the 128-bit compare/select register (low and high 64 bits), in two words after the tables
+CMPMASK_LO = STATE_SIZE
+CMPMASK_HI = STATE_SIZE + 1
+STATE_SIZE += 2

@@ -1,29 +1,62 @@
-"""Data movement between GM and on-chip memory (``DataCopy``, ``DataCopyPad``)."""
+"""Data movement between GM and on-chip memory (``DataCopy``, ``DataCopyPad``, ``SetPadValue``).
+
+Signatures follow pyasc (``asc.language.basic.data_copy``); the semantics and
+the checks npuemu applies are described in ``npuemu/isa/datamove.py``.
+"""
 from __future__ import annotations
 
 from typing import Any
 
 from .builtin import builtin
+from .enums import TPosition
 
 __all__ = ["data_copy", "data_copy_pad", "set_pad_value"]
 
 
 @builtin
 def data_copy(dst: Any, src: Any, *args: Any, **kwargs: Any) -> None:
-    """Copy between GM and local memory (``AscendC::DataCopy``).
+    """Copy between GM and local memory, or UB to UB (``AscendC::DataCopy``).
 
-    Forms: ``data_copy(dst, src, count)`` copies ``count`` elements; the byte
-    count rounds down to a multiple of 32 as on hardware.
-    ``data_copy(dst, src, DataCopyParams(...))`` copies ``block_count`` blocks
-    of ``block_len`` 32-byte units with gaps ``src_stride``/``dst_stride``.
+    Forms:
+
+    * ``data_copy(dst, src, count)``: ``count`` elements; the byte count rounds
+      down to a multiple of 32, as on hardware.
+    * ``data_copy(dst, src, DataCopyParams(block_count, block_len, src_stride,
+      dst_stride))`` (keyword ``repeat_params``): ``block_count`` blocks of
+      ``block_len`` 32-byte units, separated by gaps of ``src_stride`` /
+      ``dst_stride`` 32-byte units.  ``block_count`` is in [0, 4095], the
+      other fields in [0, 65535]; a count or length of 0 copies nothing.
+
+    Paths: GM -> UB or L1, UB -> GM, UB -> UB.  UB addresses must be 32-byte
+    aligned and the element types of both sides must match.
     """
 
 
 @builtin
 def data_copy_pad(dst: Any, src: Any, *args: Any, **kwargs: Any) -> None:
-    """Unaligned copy GM<->UB with padding (``AscendC::DataCopyPad``)."""
+    """Copy rows whose length is not a multiple of 32 bytes, GM <-> UB (``AscendC::DataCopyPad``).
+
+    * ``data_copy_pad(ub, gm, DataCopyExtParams(block_count, block_len,
+      src_stride, dst_stride), DataCopyPadExtParams(dtype, is_pad,
+      left_padding, right_padding, padding_value))``: ``block_len`` is in
+      bytes; ``src_stride`` is a gap in bytes on the GM side, ``dst_stride`` a
+      gap in 32-byte blocks on the UB side.  Each row lands at a 32-byte
+      boundary as ``left_padding`` elements, the data, ``right_padding``
+      elements, and filler up to the next 32-byte boundary.
+    * ``data_copy_pad(gm, ub, DataCopyExtParams(...))``: the reverse; here
+      ``src_stride`` counts 32-byte blocks (UB) and ``dst_stride`` bytes (GM),
+      and only the data bytes are written to GM.
+    * The legacy forms take a ``DataCopyParams`` (all fields uint16,
+      ``block_len`` in bytes) and, GM -> UB, a ``DataCopyPadParams(is_pad,
+      left_padding, right_padding, padding_value)`` whose value is raw bits.
+    """
 
 
 @builtin
-def set_pad_value(value: Any, pos: Any = None) -> None:
-    """Value ``data_copy_pad`` writes into the padding (``AscendC::SetPadValue``)."""
+def set_pad_value(padding_value: Any, pos: TPosition = TPosition.MAX) -> None:
+    """Set the value ``data_copy_pad`` writes into padding (``AscendC::SetPadValue``).
+
+    The value is converted to the element type of each copy that uses it.
+    ``pos`` is ``TPosition.MAX``, ``VECIN`` or ``VECOUT``; all three name the
+    one GM -> UB pad register.
+    """

@@ -42,18 +42,6 @@ def _f32_to_f16_bits(typingctx, value):
     return sig, codegen
 
 
-@intrinsic
-def _f64_to_f16_bits(typingctx, value):
-    if not isinstance(value, types.Float):
-        return None
-    sig = types.uint16(value)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
-
-    return sig, codegen
-
-
 @njit(cache=True, inline="always")
 def f16_to_f32(bits):
     """float16 bit pattern -> float32 (exact)."""
@@ -64,12 +52,6 @@ def f16_to_f32(bits):
 def f32_to_f16(value):
     """float32 -> float16 bit pattern, round to nearest even (exact IEEE narrowing)."""
     return _f32_to_f16_bits(np.float32(value))
-
-
-@njit(cache=True, inline="always")
-def f64_to_f16(value):
-    """float64 -> float16 bit pattern in one rounding step (no double rounding)."""
-    return _f64_to_f16_bits(np.float64(value))
 
 
 @njit(cache=True, inline="always")

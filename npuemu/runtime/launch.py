@@ -23,7 +23,7 @@ from ..language.enums import Hardware, TPosition
 from ..options import Options
 from .args import Region, region_for
 from .cores import CoreSpec, core_plan, new_core_state
-from .debuglog import print_core_log
+from .debuglog import print_launch_logs
 
 SYSTEM_REGION_BYTES = 64 * 1024   # npuemu's own GM buffer (workspace for soft syncs and the like)
 
@@ -87,10 +87,13 @@ def _scalar_args(binary: Any, values: dict[str, Any]) -> list[Any]:
 
 def run(binary: Any, values: dict[str, Any], block_dim: int, options: Options) -> None:
     """Launch ``binary`` on ``block_dim`` blocks with the bound argument ``values``."""
-    regions = [region_for(name, values[name]) for name in binary.gm_params]
+    try:
+        regions = [region_for(name, values[name]) for name in binary.gm_params]
+        scalars = _scalar_args(binary, values)
+    except errors.LaunchError as exc:
+        raise errors.LaunchError(f"kernel '{binary.compiled.name}': {exc}") from None
     regions.append(Region("npuemu system workspace", np.zeros(SYSTEM_REGION_BYTES, np.uint8), dt.uint8))
     gm = tuple(r.bytes for r in regions)
-    scalars = _scalar_args(binary, values)
     cores = core_plan(binary.kernel_type, block_dim)
     uses_log = bool(binary.facts.get("uses_log"))
     states = []
@@ -110,8 +113,7 @@ def run(binary: Any, values: dict[str, Any], block_dim: int, options: Options) -
         for r in regions:
             r.finish()
         if uses_log:
-            for spec, (st, _, log) in zip(cores, states):
-                print_core_log(spec, st, log, block_dim)
+            print_launch_logs(binary, cores, states, block_dim)
 
 
 def _schedule(fn: Any, binary: Any, cores: list[CoreSpec], states: list[tuple[np.ndarray, ...]],

@@ -80,3 +80,103 @@ def is_int_like(v: Value) -> bool:
 def tensor_args(v: Value) -> list[str]:
     """Runtime components of a LocalTensor as isa arguments: address, element count."""
     return [v.code[0], v.code[1]]
+
+
+# --------------------------------------------------------------------------- vector instruction call forms
+
+_LEVEL0_KEYWORDS = frozenset({"mask", "repeat_times", "repeat_params"})
+
+
+def vector_form(lw: "Lowerer", call, head: str, count_spec: str, level0_spec: str) -> tuple[str, dict]:
+    """Bind a vector instruction call to its count form or its level-0 (mask) form.
+
+    ``head`` lists the parameters both forms share (``"dst, src0, src1"``).  As
+    pyasc dispatches: three or more further positional arguments, or any of
+    ``mask``/``repeat_times``/``repeat_params`` by keyword, select the level-0
+    form ``head + level0_spec``; otherwise the call is the count form
+    ``head + count_spec``.  Returns ``("count" | "level0", bound arguments)``.
+    """
+    n_head = len([p for p in head.split(",") if p.strip()])
+    rest = call.args[n_head:]
+    if len(rest) >= 3 or _LEVEL0_KEYWORDS & call.kwargs.keys():
+        return "level0", call.bind(lw, f"{head}, {level0_spec}")
+    return "count", call.bind(lw, f"{head}, {count_spec}")
+
+
+def const_bool(lw: "Lowerer", v: Value, node: ast.AST | None, what: str) -> bool:
+    """A compile-time bool argument (a template parameter in Ascend C, such as ``is_set_mask``)."""
+    c = lw.const_value(v, node, what)
+    if not isinstance(c, (bool, int)):
+        lw.type_error(f"{what} must be True or False, got {lw.describe(v)}", node)
+    return bool(c)
+
+
+def mask_operand(lw: "Lowerer", v: Value, node: ast.AST | None) -> list[str]:
+    """The ``mask`` argument of a level-0 call as isa arguments ``[is_bits, lo, hi]``.
+
+    An integer is a continuous mask (the first ``mask`` lanes); a list
+    ``[mask0]`` or ``[mask0, mask1]`` of uint64 is a bit mask, ``mask0``
+    covering lanes 0-63 and ``mask1`` lanes 64-127.
+    """
+    from ..types import TupleT, const
+    if v.is_const and isinstance(v.const, (list, tuple)):
+        items = [const(x) for x in v.const]
+    elif isinstance(v.type, TupleT):
+        items = list(v.items)
+    else:
+        if not is_int_like(v):
+            lw.type_error(f"mask must be an int (continuous mask) or a list of uint64 (bit mask), got "
+                          f"{lw.describe(v)}", node)
+        return ["False", lw.u64_expr(v, node, "mask"), "0"]
+    if not 1 <= len(items) <= 2:
+        lw.type_error(f"a bit mask is a list of one or two uint64 words ([mask0] or [mask0, mask1]), got "
+                      f"{len(items)} items", node)
+    words = [lw.u64_expr(it, node, f"mask[{i}]") for i, it in enumerate(items)]
+    return ["True", words[0], words[1] if len(words) == 2 else "0"]
+
+
+def repeat_params(lw: "Lowerer", v: Value, cls: type, node: ast.AST | None) -> list[str]:
+    """The fields of a ``BinaryRepeatParams``/``UnaryRepeatParams`` argument as isa arguments, in order."""
+    if not is_params(v, cls):
+        lw.type_error(f"repeat_params must be an asc.{cls.__name__}, got {lw.describe(v)}", node)
+    return [lw.int_expr(v.item(name), node, f"repeat_params.{name}") for name in cls.field_names()]
+
+
+# --------------------------------------------------------------------------- literal-free instruction calls
+
+
+def plain_arg(arg: str) -> str:
+    """An isa argument expression with an int or bool literal turned into a NumPy scalar."""
+    if arg in ("True", "False"):
+        return f"np.bool_({arg})"
+    if arg.lstrip("-").isdigit():
+        return f"np.int64({arg})"
+    return arg
+
+
+def emit_isa_plain(lw: "Lowerer", module: str, fn: str, args: list[str], node: ast.AST | None) -> None:
+    """``lw.emit_isa``, passing int and bool literals (the location id included) as NumPy scalars.
+
+    Numba compiles a called function once per distinct *literal* argument, so
+    ``add(..., 64, 3)`` and ``add(..., 128, 7)`` in one kernel would compile
+    the instruction twice (and again in every other kernel); ``np.int64(64)``
+    is a plain int64 and shares one compilation.
+    """
+    plain = [plain_arg(a) for a in args] + [f"np.int64({lw.loc_id(node)})"]
+    lw.emit(f"{lw.isa(module, fn)}({', '.join(plain)})")
+
+
+def call_isa_plain(lw: "Lowerer", module: str, fn: str, args: list[str], node: ast.AST | None) -> str:
+    """The call expression :func:`emit_isa_plain` emits, for instructions that return a value."""
+    plain = [plain_arg(a) for a in args] + [f"np.int64({lw.loc_id(node)})"]
+    return f"{lw.isa(module, fn)}({', '.join(plain)})"
+
+
+def plain_int(expr: str) -> str:
+    """An integer isa argument as int64 even when it is a variable only ever assigned constants.
+
+    Numba types such a variable (a GlobalTensor's region id, a constant
+    struct field held in storage) as a literal, which has the effect
+    :func:`emit_isa_plain` avoids for literals written out.
+    """
+    return plain_arg(expr) if expr.lstrip("-").isdigit() else f"np.int64({expr})"

@@ -7,13 +7,14 @@ field ranges, so a constant and a computed ``block_len`` fail the same way.
 """
 from __future__ import annotations
 
+from ...isa import datamove as isa
 from ...language import data_copy as lang
 from ...language import dtype as dt
 from ...language.enums import POSITION_MEMORY, VECTOR_POSITIONS, Hardware, TPosition
 from ...language.params import DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams
 from ..registry import Call, rule
 from ..types import GlobalTensorT, LocalTensorT, ScalarT, Value
-from .common import is_int_like, is_params
+from .common import call_isa_plain, emit_isa_plain, is_int_like, is_params, plain_int
 
 # memories a strided data_copy may move to / from GM (MTE2 into UB or L1, MTE3 out of UB)
 _GM_IN = (Hardware.UB, Hardware.L1)
@@ -34,43 +35,40 @@ def _data_copy(lw, call: Call) -> None:
         return
     if not is_int_like(third):
         lw.fail(f"data_copy with {lw.describe(third)} is not supported yet", call.node)
-    count = lw.int_expr(third, call.node, "count")
-    if isinstance(dst.type, LocalTensorT) and isinstance(src.type, GlobalTensorT):
+    count = plain_int(lw.int_expr(third, call.node, "count"))
+    if _gm_to_local(dst, src):
         _same(lw, call, dst, src)
-        lw.emit_isa("datamove", "gm_to_local", [
-            "_lm", "_gm", dst.code[0], dst.code[1], src.code[0], src.code[1], src.code[2], count,
-            str(dst.type.dtype.sizeof())], call.node)
-    elif isinstance(dst.type, GlobalTensorT) and isinstance(src.type, LocalTensorT):
+        args = ["_lm", _region(src), *_ints(dst), *_ints(src), count, _esize(dst)]
+        emit_isa_plain(lw, "datamove", "gm_to_local", args, call.node)
+    elif _local_to_gm(dst, src):
         _same(lw, call, src, dst)
-        lw.emit_isa("datamove", "local_to_gm", [
-            "_gm", "_lm", dst.code[0], dst.code[1], dst.code[2], src.code[0], src.code[1], count,
-            str(src.type.dtype.sizeof())], call.node)
-    elif isinstance(dst.type, LocalTensorT) and isinstance(src.type, LocalTensorT):
+        args = [_region(dst), "_lm", *_ints(dst), *_ints(src), count, _esize(src)]
+        emit_isa_plain(lw, "datamove", "local_to_gm", args, call.node)
+    elif _local_to_local(dst, src):
         _ub_to_ub(lw, call, dst, src)
-        lw.emit_isa("datamove", "local_to_local", [
-            "_lm", dst.code[0], dst.code[1], src.code[0], src.code[1], count,
-            str(dst.type.dtype.sizeof())], call.node)
+        args = ["_lm", *_ints(dst), *_ints(src), count, _esize(dst)]
+        emit_isa_plain(lw, "datamove", "local_to_local", args, call.node)
     else:
         _bad_path(lw, call, dst, src)
 
 
 def _strided(lw, call: Call, dst: Value, src: Value, p: Value) -> None:
     """``data_copy(dst, src, DataCopyParams(block_count, block_len, src_stride, dst_stride))``."""
-    geometry = _fields(lw, call, p, ("block_count", "block_len", "src_stride", "dst_stride"))
-    if isinstance(dst.type, LocalTensorT) and isinstance(src.type, GlobalTensorT):
+    geometry = _fields(lw, call, p)
+    if _gm_to_local(dst, src):
         _same(lw, call, dst, src)
         _memory(lw, call, dst, _GM_IN, "the destination of a GM -> local data_copy")
-        lw.emit_isa("datamove", "gm_to_local_strided", [
-            "_lm", "_gm", *dst.code, *src.code, *geometry, str(dst.type.dtype.sizeof())], call.node)
-    elif isinstance(dst.type, GlobalTensorT) and isinstance(src.type, LocalTensorT):
+        args = ["_lm", _region(src), *_ints(dst), *_ints(src), *geometry, _esize(dst)]
+        emit_isa_plain(lw, "datamove", "gm_to_local_strided", args, call.node)
+    elif _local_to_gm(dst, src):
         _same(lw, call, src, dst)
         _memory(lw, call, src, _GM_OUT, "the source of a local -> GM data_copy")
-        lw.emit_isa("datamove", "local_to_gm_strided", [
-            "_gm", "_lm", *dst.code, *src.code, *geometry, str(src.type.dtype.sizeof())], call.node)
-    elif isinstance(dst.type, LocalTensorT) and isinstance(src.type, LocalTensorT):
+        args = [_region(dst), "_lm", *_ints(dst), *_ints(src), *geometry, _esize(src)]
+        emit_isa_plain(lw, "datamove", "local_to_gm_strided", args, call.node)
+    elif _local_to_local(dst, src):
         _ub_to_ub(lw, call, dst, src)
-        lw.emit_isa("datamove", "local_to_local_strided", [
-            "_lm", *dst.code, *src.code, *geometry, str(dst.type.dtype.sizeof())], call.node)
+        args = ["_lm", *_ints(dst), *_ints(src), *geometry, _esize(dst)]
+        emit_isa_plain(lw, "datamove", "local_to_local_strided", args, call.node)
     else:
         _bad_path(lw, call, dst, src)
 
@@ -84,19 +82,18 @@ def _data_copy_pad(lw, call: Call) -> None:
     if not (legacy or is_params(p, DataCopyExtParams)):
         lw.type_error(f"data_copy_pad needs a DataCopyExtParams or DataCopyParams, got {lw.describe(p)}",
                       call.node)
-    geometry = _fields(lw, call, p, ("block_count", "block_len", "src_stride", "dst_stride"))
-    if isinstance(dst.type, LocalTensorT) and isinstance(src.type, GlobalTensorT):
+    geometry = _fields(lw, call, p)
+    if _gm_to_local(dst, src):
         _same(lw, call, dst, src)
         _vector(lw, call, dst, "the destination of data_copy_pad")
         _pad_in(lw, call, dst, src, geometry, legacy, pad)
-    elif isinstance(dst.type, GlobalTensorT) and isinstance(src.type, LocalTensorT):
+    elif _local_to_gm(dst, src):
         _same(lw, call, src, dst)
         _vector(lw, call, src, "the source of data_copy_pad")
         if pad is not None:
             lw.type_error("data_copy_pad from UB to GM takes no padding parameters", call.node)
-        lw.emit_isa("datamove", "ub_to_gm_pad", [
-            "_gm", "_lm", *dst.code, *src.code, *geometry, str(int(legacy)), str(src.type.dtype.sizeof())],
-            call.node)
+        args = [_region(dst), "_lm", *_ints(dst), *_ints(src), *geometry, str(int(legacy)), _esize(src)]
+        emit_isa_plain(lw, "datamove", "ub_to_gm_pad", args, call.node)
     else:
         lw.type_error(f"data_copy_pad from {lw.describe(src)} to {lw.describe(dst)} is not supported "
                       f"(GM -> UB or UB -> GM)", call.node)
@@ -110,16 +107,16 @@ def _pad_in(lw, call: Call, dst: Value, src: Value, geometry: list[str], legacy:
                       "DataCopyPadParams with a DataCopyParams)", call.node)
     want = DataCopyPadParams if legacy else DataCopyPadExtParams
     if not is_params(pad, want):
-        lw.type_error(f"data_copy_pad with {_params_name(legacy)} takes a {want.__name__}, got {lw.describe(pad)}",
-                      call.node)
+        lw.type_error(f"data_copy_pad with {_params_name(legacy)} takes a {want.__name__}, "
+                      f"got {lw.describe(pad)}", call.node)
     if not legacy and pad.item("dtype").const is not d:
         lw.type_error(f"DataCopyPadExtParams is for {pad.item('dtype').const.name} but the tensors are "
                       f"{d.name}", call.node)
-    left, right = (lw.int_expr(pad.item(f), call.node, f) for f in ("left_padding", "right_padding"))
+    padding = [plain_int(lw.int_expr(pad.item(f), call.node, f)) for f in ("left_padding", "right_padding")]
     _load_pad_register(lw, call, pad, legacy, d)
-    lw.emit_isa("datamove", "gm_to_ub_pad", [
-        "_lm", "_st", "_gm", *dst.code, *src.code, *geometry, left, right, str(int(legacy)), str(d.sizeof()),
-        str(_pad_kind(d))], call.node)
+    args = ["_lm", "_st", _region(src), *_ints(dst), *_ints(src), *geometry, *padding, str(int(legacy)),
+            _esize(dst), str(_pad_kind(d))]
+    emit_isa_plain(lw, "datamove", "gm_to_ub_pad", args, call.node)
 
 
 def _params_name(legacy: bool) -> str:
@@ -133,10 +130,10 @@ def _load_pad_register(lw, call: Call, pad: Value, legacy: bool, d: dt.DataType)
         return
     value = pad.item("padding_value")
     if legacy:
-        fn, expr = "set_pad_raw", lw.u64_expr(value, call.node, "padding_value")
+        fn, expr = "set_pad_raw", plain_int(lw.u64_expr(value, call.node, "padding_value"))
     else:
         fn, expr = _pad_setter(lw, call, value)
-    line = lw.call_isa("datamove", fn, ["_st", expr, str(d.sizeof())], call.node)
+    line = call_isa_plain(lw, "datamove", fn, ["_st", expr, str(d.sizeof())], call.node)
     if is_pad.is_const:
         lw.emit(line)
         return
@@ -148,12 +145,11 @@ def _pad_setter(lw, call: Call, value: Value) -> tuple[str, str]:
     if (isinstance(value.type, ScalarT) and value.type.kind == "float") or \
             (value.is_const and isinstance(value.const, float)):
         return "set_pad_float", lw.materialize(value, call.node, "float")
-    return "set_pad_int", lw.u64_expr(value, call.node, "padding_value")
+    return "set_pad_int", plain_int(lw.u64_expr(value, call.node, "padding_value"))
 
 
 def _pad_kind(d: dt.DataType) -> int:
     """How the pad-value register converts to ``d`` (``K_*`` in isa/datamove.py)."""
-    from ...isa import datamove as isa
     if d.is_int:
         return isa.K_INT
     return {dt.float32: isa.K_F32, dt.float64: isa.K_F64, dt.float16: isa.K_F16, dt.bfloat16: isa.K_BF16}[d]
@@ -170,15 +166,45 @@ def _set_pad_value(lw, call: Call) -> None:
     if not (isinstance(value.type, ScalarT) or (value.is_const and isinstance(value.const, (int, float)))):
         lw.type_error(f"set_pad_value needs a number, got {lw.describe(value)}", call.node)
     fn, expr = _pad_setter(lw, call, value)
-    # the element size is not known here; 0 skips the 64-bit check until a copy loads the register
-    lw.emit_isa("datamove", fn, ["_st", expr, "0"], call.node)
+    # the copied type is unknown here (each copy converts the value); element size 0 skips the rule
+    # that a 64-bit padding value must be 0, which only DataCopyPad*Params state
+    emit_isa_plain(lw, "datamove", fn, ["_st", expr, "0"], call.node)
 
 
 # ---------------------------------------------------------------------------- operand checks
 
 
-def _fields(lw, call: Call, p: Value, names: tuple[str, ...]) -> list[str]:
-    return [lw.int_expr(p.item(n), call.node, f"{p.type.cls.__name__}.{n}") for n in names]
+def _ints(t: Value) -> list[str]:
+    """A tensor's run-time parts as int64 instruction arguments."""
+    return [plain_int(c) for c in t.code]
+
+
+def _region(g: Value) -> str:
+    """The byte array of a GlobalTensor's GM region: instructions take one array, not the tuple,
+    so they compile once for every kernel whatever its number of arguments."""
+    return f"_gm[{g.code[0]}]"
+
+
+def _fields(lw, call: Call, p: Value) -> list[str]:
+    """block_count, block_len, src_stride, dst_stride of a DataCopyParams/DataCopyExtParams."""
+    return [plain_int(lw.int_expr(p.item(n), call.node, f"{p.type.cls.__name__}.{n}"))
+            for n in ("block_count", "block_len", "src_stride", "dst_stride")]
+
+
+def _gm_to_local(dst: Value, src: Value) -> bool:
+    return isinstance(dst.type, LocalTensorT) and isinstance(src.type, GlobalTensorT)
+
+
+def _local_to_gm(dst: Value, src: Value) -> bool:
+    return isinstance(dst.type, GlobalTensorT) and isinstance(src.type, LocalTensorT)
+
+
+def _local_to_local(dst: Value, src: Value) -> bool:
+    return isinstance(dst.type, LocalTensorT) and isinstance(src.type, LocalTensorT)
+
+
+def _esize(t: Value) -> str:
+    return str(t.type.dtype.sizeof())
 
 
 def _same(lw, call: Call, local: Value, glob: Value) -> None:

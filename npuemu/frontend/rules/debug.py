@@ -1,1 +1,196 @@
-"""Rules for the debug family (see docs/internals.md)."""
+"""Rules for ``printf`` and ``dump_tensor``.
+
+Everything constant about a call (the format string, the kinds of its
+arguments, a dump's dtype, memory and shape) goes into a per-kernel table in
+``lw.flags`` (``printf_formats``, ``dump_sites``) that the launcher hands to
+the host-side printer; the generated code only logs the site's index and the
+run-time numbers.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+from ...isa import debug as isa
+from ...isa import state as S
+from ...language import debug as lang
+from ...language.enums import POSITION_MEMORY, Hardware
+from ...language.params import ShapeInfo
+from ..registry import Call, rule
+from ..types import GlobalAddressT, GlobalTensorT, LocalTensorT, ScalarT, Value
+from .common import call_isa_plain, emit_isa_plain, is_params, plain_arg, plain_int
+
+_SPEC = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\d+|\*)?(?:\.(?P<prec>\d*|\*))?"
+                   r"(?P<length>hh|h|ll|l|j|z|t|L)?(?P<conv>.?)", re.S)
+SUPPORTED = "diuxfsp"
+_DUMP_MEMORIES = (Hardware.UB, Hardware.L1, Hardware.L0C)
+
+
+class Conversion(NamedTuple):
+    """One ``%`` conversion of a printf format: ``spec`` is the Python ``%`` spec that prints it."""
+
+    conv: str          # d i u x f p (s is resolved at compile time)
+    spec: str
+
+
+class PrintfFormat(NamedTuple):
+    """A printf site: literal text and conversions, in order."""
+
+    pieces: tuple[Any, ...]      # str or Conversion
+    source: str                  # the format as written, for messages
+
+
+class DumpSite(NamedTuple):
+    dtype: str                   # npuemu dtype name
+    position: str                # UB, L1, L0C or GM
+    shape: tuple[int, ...] | None
+
+
+def _unescape(text: str) -> str:
+    """pyasc passes the format to C: ``\\n`` (backslash, n) is a newline; nothing else is interpreted."""
+    return text.replace("\\n", "\n")
+
+
+def _parse_format(lw, fmt: str, node) -> list[Any]:
+    """Split a printf format into literal text (str) and conversions (regex matches)."""
+    if "\n" in fmt:
+        lw.fail("printf format contains a newline character; as in pyasc, write it escaped as "
+                "\"\\\\n\" (the C compiler turns that into a newline)", node)
+    out: list[Any] = []
+    pos = 0
+    for m in _SPEC.finditer(fmt):
+        out.append(_unescape(fmt[pos:m.start()]))
+        pos = m.end()
+        conv = m.group("conv")
+        if m.group(0) == "%%":
+            out.append("%")
+            continue
+        if not conv or conv not in SUPPORTED:
+            lw.fail(f"printf conversion '{m.group(0)}' is not supported (the NPU prints %d %i %u %x %f %s %p)",
+                    node)
+        if "*" in (m.group("width") or "") + (m.group("prec") or ""):
+            lw.fail(f"printf conversion '{m.group(0)}': '*' widths are not supported", node)
+        out.append(m)
+    out.append(_unescape(fmt[pos:]))
+    return out
+
+
+@rule(lang.printf)
+def _printf(lw, call: Call) -> None:
+    if call.kwargs or not call.args:
+        lw.fail("printf(format, *args) takes a format string and positional arguments", call.node)
+    fmt_v, args = call.args[0], list(call.args[1:])
+    if not (fmt_v.is_const and isinstance(fmt_v.const, str)):
+        lw.type_error(f"the printf format must be a constant string, got {lw.describe(fmt_v)}", call.node)
+    parts = _parse_format(lw, fmt_v.const, call.node)
+    nconv = sum(not isinstance(p, str) for p in parts)
+    if nconv != len(args):
+        lw.type_error(f"printf format '{fmt_v.const}' has {nconv} conversions but {len(args)} arguments "
+                      f"were given", call.node)
+    pieces: list[Any] = []
+    logged: list[tuple[str, str]] = []       # (put_int | put_float, expression) per run-time argument
+    for p in parts:
+        if isinstance(p, str):
+            pieces.append(p)
+        else:
+            pieces.append(_conversion(lw, call, p, args.pop(0), logged))
+    formats = lw.flags.setdefault("printf_formats", [])
+    formats.append(PrintfFormat(tuple(_merge(pieces)), fmt_v.const))
+    lw.flags["uses_log"] = True
+    cursor = lw.new_var("logp")
+    begin = ["_st", "_log", str(len(formats) - 1), str(len(logged))]
+    lw.emit(f"{cursor} = " + call_isa_plain(lw, "debug", "printf_begin", begin, call.node))
+    for i, (fn, expr) in enumerate(logged):
+        lw.emit(f"{lw.isa('debug', fn)}(_log, {cursor}, {plain_arg(str(i))}, {expr})")
+
+
+def _conversion(lw, call: Call, m: re.Match, arg: Value, logged: list[tuple[str, str]]) -> Any:
+    """The piece of the printed text for conversion ``m``: text for ``%s``, else a logged Conversion."""
+    conv = m.group("conv")
+    spec = "%" + m.group("flags") + (m.group("width") or "") + \
+           (f".{m.group('prec')}" if m.group("prec") is not None else "")
+    if conv == "s":
+        if not (arg.is_const and isinstance(arg.const, str)):
+            lw.type_error(f"printf '%s' prints compile-time strings; got {lw.describe(arg)}", call.node)
+        return (spec + "s") % _unescape(arg.const)
+    logged.append(_printf_arg(lw, call, conv, m.group(0), arg))
+    return Conversion(conv, spec + {"f": "f", "x": "x", "p": "x"}.get(conv, "d"))
+
+
+def _merge(pieces: list[Any]) -> list[Any]:
+    """Join adjacent literal strings, drop empty ones."""
+    out: list[Any] = []
+    for p in pieces:
+        if isinstance(p, str):
+            if not p:
+                continue
+            if out and isinstance(out[-1], str):
+                out[-1] += p
+                continue
+        out.append(p)
+    return out
+
+
+def _printf_arg(lw, call: Call, conv: str, text: str, arg: Value) -> tuple[str, str]:
+    """How one printf argument is logged; its kind must suit the conversion."""
+    if conv == "p":
+        if isinstance(arg.type, LocalTensorT):
+            hw = int(POSITION_MEMORY[arg.type.pos])
+            return "put_int", f"np.int64({arg.code[0]} - _st[{S.SEG_BASE + hw}])"
+        if isinstance(arg.type, (GlobalTensorT, GlobalAddressT)):
+            return "put_int", f"np.int64(({arg.code[0]} + 1) * {isa.GM_ADDRESS_STRIDE} + {arg.code[1]})"
+    is_float = (isinstance(arg.type, ScalarT) and arg.type.kind == "float") or \
+        (arg.is_const and isinstance(arg.const, float))
+    is_int = (isinstance(arg.type, ScalarT) and arg.type.kind in ("int", "bool")) or \
+        (arg.is_const and isinstance(arg.const, int))
+    if conv == "f" and is_float:
+        return "put_float", lw.materialize(arg, call.node, "float")
+    if conv in "diuxp" and is_int:
+        return "put_int", f"np.int64({lw.materialize(arg, call.node)})"     # bools too
+    want = "a float" if conv == "f" else "an integer or bool" if conv != "p" else "an integer or a tensor"
+    lw.type_error(f"printf '{text}' needs {want}, got {lw.describe(arg)}", call.node)
+
+
+@rule(lang.dump_tensor)
+def _dump_tensor(lw, call: Call) -> None:
+    a = call.bind(lw, "tensor, desc, dump_size, shape_info=None")
+    t = a["tensor"]
+    desc = plain_int(lw.int_expr(a["desc"], call.node, "desc"))
+    n = plain_int(lw.int_expr(a["dump_size"], call.node, "dump_size"))
+    shape = _shape(lw, call, a["shape_info"])
+    d = getattr(t.type, "dtype", None)
+    esize = str(d.sizeof()) if d is not None else "0"
+    parts = [plain_int(c) for c in t.code]
+    if isinstance(t.type, LocalTensorT):
+        hw = POSITION_MEMORY.get(t.type.pos)
+        if hw not in _DUMP_MEMORIES:
+            lw.type_error(f"dump_tensor prints tensors in UB, L1, L0C or GM; this one is in position "
+                          f"{t.type.pos.name}", call.node)
+        site = _dump_site(lw, d.name, hw.name, shape)
+        args = ["_st", "_log", "_lm", *parts, str(int(hw)), desc, n, str(site), esize]
+        emit_isa_plain(lw, "debug", "dump_local", args, call.node)
+    elif isinstance(t.type, GlobalTensorT) and d is not None:
+        site = _dump_site(lw, d.name, "GM", shape)
+        args = ["_st", "_log", f"_gm[{t.code[0]}]", *parts, desc, n, str(site), esize]
+        emit_isa_plain(lw, "debug", "dump_gm", args, call.node)
+    else:
+        lw.type_error(f"dump_tensor needs a LocalTensor or a bound GlobalTensor, got {lw.describe(t)}", call.node)
+
+
+def _shape(lw, call: Call, v: Value) -> tuple[int, ...] | None:
+    if v.is_const and v.const is None:
+        return None
+    if not is_params(v, ShapeInfo):
+        lw.type_error(f"dump_tensor shape_info must be a ShapeInfo, got {lw.describe(v)}", call.node)
+    shape = v.item("shape").const
+    if not (isinstance(shape, (tuple, list)) and shape and
+            all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape)):
+        lw.type_error(f"ShapeInfo shape must be a non-empty tuple of positive ints, got {shape!r}", call.node)
+    return tuple(shape)
+
+
+def _dump_site(lw, dtype: str, position: str, shape: tuple[int, ...] | None) -> int:
+    sites = lw.flags.setdefault("dump_sites", [])
+    sites.append(DumpSite(dtype, position, shape))
+    lw.flags["uses_log"] = True
+    return len(sites) - 1
