@@ -70,3 +70,66 @@ def check_count(count, length, loc):
         raise Fault(F_NEG_COUNT, loc, count, 0, 0)
     if count > length:
         raise Fault(F_COUNT_OVER, loc, count, length, 0)
+
+
+# --------------------------------------------------------------------------- scalar type helpers (vector families)
+
+from numba.extending import overload  # noqa: E402
+from numba.np.numpy_support import as_dtype  # noqa: E402
+
+
+def as_type_of(value, proto):
+    """``value`` converted to the scalar type of ``proto``: integers wrap, floats round.
+
+    Compiled code only (an ``overload``); lets a scalar helper narrow an
+    intermediate result to its operands' width, e.g. the int16 sum inside
+    ``add_relu`` before the ReLU.
+    """
+    raise NotImplementedError("as_type_of is only callable from compiled code")
+
+
+@overload(as_type_of, inline="always")
+def _as_type_of(value, proto):
+    if not isinstance(proto, types.Number):
+        return None
+    ctor = as_dtype(proto).type
+
+    def impl(value, proto):
+        return ctor(value)
+
+    return impl
+
+
+# --------------------------------------------------------------------------- raw elements of any width
+
+
+@njit(cache=True, inline="always")
+def load_raw(mem, addr, size, signed):
+    """The ``size``-byte element at ``mem[addr]`` (little endian) as int64, sign-extended when ``signed``.
+
+    For instructions that take the element width at run time (one compiled
+    function for every dtype); floats come back as their bit patterns.
+    """
+    if size == 1:
+        v = np.uint64(mem[addr])
+    elif size == 2:
+        v = np.uint64(mem[addr]) | (np.uint64(mem[addr + 1]) << np.uint64(8))
+    elif size == 4:
+        v = (np.uint64(mem[addr]) | (np.uint64(mem[addr + 1]) << np.uint64(8))
+             | (np.uint64(mem[addr + 2]) << np.uint64(16)) | (np.uint64(mem[addr + 3]) << np.uint64(24)))
+    else:
+        v = np.uint64(0)
+        for b in range(8):
+            v |= np.uint64(mem[addr + b]) << np.uint64(8 * b)
+    if signed and size < 8:
+        top = np.uint64(1) << np.uint64(8 * size - 1)
+        v = (v ^ top) - top
+    return np.int64(v)
+
+
+@njit(cache=True, inline="always")
+def store_raw(mem, addr, size, v):
+    """Write the low ``size`` bytes of the int64 ``v`` at ``mem[addr]`` (little endian; integers wrap)."""
+    u = np.uint64(v)
+    for b in range(size):
+        mem[addr + b] = np.uint8((u >> np.uint64(8 * b)) & np.uint64(0xFF))

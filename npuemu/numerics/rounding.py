@@ -62,14 +62,20 @@ FINITE = 0
 INF = 1
 NAN = 2
 
-# (mantissa bits, exponent bits) of the floating-point formats
-F32 = (23, 8)
-F16 = (10, 5)
-BF16 = (7, 8)
+# mantissa and exponent widths of the floating-point formats.  They are int64
+# scalars rather than Python ints on purpose: Numba compiles a callee once per
+# distinct *literal* argument, so passing plain 23s and 8s around would build a
+# separate copy of every function below for every format.
+F32_M, F32_E = np.int64(23), np.int64(8)
+F16_M, F16_E = np.int64(10), np.int64(5)
+BF16_M, BF16_E = np.int64(7), np.int64(8)
 
 _U0 = np.uint64(0)
 _U1 = np.uint64(1)
 _U63 = np.uint64(1 << 63)
+_ZERO = np.int64(0)
+_RINT = np.int64(RINT)
+_EXACT = np.bool_(False)      # "not saturating" as a non-literal argument
 
 
 @njit(cache=True)
@@ -222,15 +228,15 @@ def narrow_float(bits, mode, sat, src_mbits, src_ebits, dst_mbits, dst_ebits):
 
 
 @njit(cache=True)
-def f32_to_f16(bits, mode, sat=False):
-    """float32 bits -> float16 bits in ``mode``."""
-    return np.uint16(narrow_float(bits, mode, sat, 23, 8, 10, 5))
+def f32_to_f16(bits, mode, sat):
+    """float32 bits -> float16 bits in ``mode`` (``sat``: saturation mode)."""
+    return np.uint16(narrow_float(bits, mode, sat, F32_M, F32_E, F16_M, F16_E))
 
 
 @njit(cache=True)
-def f32_to_bf16(bits, mode, sat=False):
-    """float32 bits -> bfloat16 bits in ``mode``."""
-    return np.uint16(narrow_float(bits, mode, sat, 23, 8, 7, 8))
+def f32_to_bf16(bits, mode, sat):
+    """float32 bits -> bfloat16 bits in ``mode`` (``sat``: saturation mode)."""
+    return np.uint16(narrow_float(bits, mode, sat, F32_M, F32_E, BF16_M, BF16_E))
 
 
 @njit(cache=True)
@@ -247,7 +253,7 @@ def round_integral(bits, mode, mbits, ebits):
     if cls == INF or exp >= 0:
         return bits
     q = shift_round(mag, -exp, neg, mode)
-    return round_float(neg, q, 0, RINT, mbits, ebits, False)
+    return round_float(neg, q, _ZERO, _RINT, mbits, ebits, _EXACT)
 
 
 @njit(cache=True)
@@ -259,7 +265,7 @@ def float_to_int(bits, mode, mbits, ebits, lo, hi):
     if cls == INF:
         return np.int64(lo) if neg else np.int64(hi)
     if exp >= 0:
-        if mag != _U0 and bit_length(mag) + exp > 63:  # |value| >= 2**63: beyond every target
+        if bit_length(mag) + exp > 63:                 # |value| >= 2**63: beyond every target
             return np.int64(lo) if neg else np.int64(hi)
         q = mag << np.uint64(exp)
     else:
@@ -276,9 +282,9 @@ def float_to_int(bits, mode, mbits, ebits, lo, hi):
 def int_to_float(v, mode, mbits, ebits):
     """A signed integer (int64) rounded to the float format (mbits, ebits) in ``mode``."""
     v = np.int64(v)
-    if v < 0:
-        return round_float(True, _U0 - np.uint64(v), 0, mode, mbits, ebits, False)
-    return round_float(False, np.uint64(v), 0, mode, mbits, ebits, False)
+    neg = v < 0
+    mag = _U0 - np.uint64(v) if neg else np.uint64(v)     # also right for -2**63
+    return round_float(neg, mag, _ZERO, mode, mbits, ebits, _EXACT)
 
 
 @njit(cache=True)

@@ -1,1 +1,102 @@
-"""Rules for the vec_cast family (see docs/internals.md)."""
+"""Rule for ``cast``: the conversion table of Atlas A2, checked at compile time.
+
+A (source, destination) pair the hardware has no instruction for, or a
+rounding mode the pair's instruction does not take, is a ``KernelTypeError``
+naming both; Ascend C's CPU debug library reports the same calls as errors
+("illegal input cast mode", "Failed to check dtype in Cast").
+"""
+from __future__ import annotations
+
+from ...isa.vec_cast import PAIRS
+from ...language import dtype as dt
+from ...language import params as P
+from ...language import vec_cast as lang
+from ...language.enums import RoundMode
+from ..registry import Call, rule
+from .common import (const_bool, emit_isa_plain, local, mask_operand, plain_int, repeat_params, suffix,
+                     vector_form)
+
+N, R, F, C, A, Z, O = (RoundMode.CAST_NONE, RoundMode.CAST_RINT, RoundMode.CAST_FLOOR, RoundMode.CAST_CEIL,
+                       RoundMode.CAST_ROUND, RoundMode.CAST_TRUNC, RoundMode.CAST_ODD)
+_EXACT = frozenset({N})
+_DIRECTED = frozenset({R, F, C, A, Z})
+_ANY = _DIRECTED | {N}
+
+# (src, dst) -> the RoundModes the Atlas A2 instruction accepts (Ascend C "Cast" data type table)
+MODES: dict[tuple[dt.DataType, dt.DataType], frozenset[RoundMode]] = {
+    (dt.float16, dt.float32): _EXACT,
+    (dt.bfloat16, dt.float32): _EXACT,
+    (dt.int8, dt.float16): _EXACT,
+    (dt.uint8, dt.float16): _EXACT,
+    (dt.int16, dt.float32): _EXACT,
+    (dt.int32, dt.int64): _EXACT,
+    (dt.int32, dt.int16): _EXACT,
+    (dt.int64, dt.int32): _EXACT,
+    (dt.int16, dt.float16): _ANY,
+    (dt.int32, dt.float32): _ANY,
+    (dt.float16, dt.int8): _ANY,
+    (dt.float16, dt.uint8): _ANY,
+    (dt.float16, dt.int16): _DIRECTED,
+    (dt.float16, dt.int32): _DIRECTED,
+    (dt.bfloat16, dt.int32): _DIRECTED,
+    (dt.float32, dt.int16): _DIRECTED,
+    (dt.float32, dt.int32): _DIRECTED,
+    (dt.float32, dt.int64): _DIRECTED,
+    (dt.int64, dt.float32): _DIRECTED,
+    (dt.float32, dt.float32): _DIRECTED,
+    (dt.float32, dt.bfloat16): _DIRECTED,
+    (dt.float32, dt.float16): _ANY | {O},
+}
+
+# conversions the hardware has but npuemu does not emulate, and why
+NOT_EMULATED = {
+    (dt.int32, dt.float16): "it is a dequantisation scaled by set_deq_scale, which npuemu does not emulate",
+}
+
+
+def _names(modes) -> str:
+    return ", ".join(m.name for m in sorted(modes))
+
+
+def _round_mode(lw, v, node) -> RoundMode:
+    m = lw.const_value(v, node, "round_mode")
+    try:
+        return RoundMode(m)
+    except ValueError:
+        lw.type_error(f"round_mode must be an asc.RoundMode, got {lw.describe(v)}", node)
+
+
+def _check_pair(lw, src: dt.DataType, dst: dt.DataType, mode: RoundMode, node) -> None:
+    pair = f"{src.name} -> {dst.name}"
+    if (src, dst) in NOT_EMULATED:
+        lw.type_error(f"cast {pair} ({mode.name}) is not emulated: {NOT_EMULATED[(src, dst)]}", node)
+    allowed = MODES.get((src, dst))
+    if allowed is None:
+        targets = [d.name for (s, d) in MODES if s is src]
+        hint = f"from {src.name} it converts to {', '.join(targets)}" if targets else \
+            f"it has no conversion from {src.name}"
+        lw.type_error(f"cast {pair} ({mode.name}): this platform has no such conversion; {hint}", node)
+    if mode not in allowed:
+        lw.type_error(f"cast {pair} does not support {mode.name} (supported: {_names(allowed)})", node)
+
+
+@rule(lang.cast)
+def _cast(lw, call: Call) -> None:
+    form, a = vector_form(lw, call, "dst, src, round_mode", "count",
+                          "mask, repeat_times, repeat_params, is_set_mask=True")
+    dst, src = a["dst"], a["src"]
+    d = local(lw, dst, call.node, "dst").dtype
+    s = local(lw, src, call.node, "src").dtype
+    mode = _round_mode(lw, a["round_mode"], call.node)
+    _check_pair(lw, s, d, mode, call.node)
+    code = PAIRS[(suffix(s), suffix(d))]
+    operands = ["_st", "_lm", *map(plain_int, dst.code), *map(plain_int, src.code), str(code), str(int(mode))]
+    if form == "count":
+        count = lw.int_expr(a["count"], call.node, "count")
+        emit_isa_plain(lw, "vec_cast", "cast", [*operands, count], call.node)
+        return
+    is_set_mask = const_bool(lw, a["is_set_mask"], call.node, "is_set_mask")
+    emit_isa_plain(lw, "vec_cast", "cast_l0", [
+        *operands, str(is_set_mask), *mask_operand(lw, a["mask"], call.node),
+        lw.int_expr(a["repeat_times"], call.node, "repeat_times"),
+        *repeat_params(lw, a["repeat_params"], P.UnaryRepeatParams, call.node)], call.node)

@@ -1,1 +1,64 @@
-"""Rules for the vec_fill family (see docs/internals.md)."""
+"""Rules for ``duplicate`` and ``brcb`` (Atlas A2 dtypes: int16, uint16, int32, uint32, float16, bfloat16, float32)."""
+from __future__ import annotations
+
+from ...isa import vec_fill as isa
+from ...language import dtype as dt
+from ...language import params as P
+from ...language import vec_fill as lang
+from ..registry import Call, rule
+from ..types import is_number
+from .common import (check_dtype, const_bool, emit_isa_plain, is_int_like, is_params, local, mask_operand,
+                     plain_int, same_dtype, vector_form)
+
+DTYPES = (dt.int16, dt.uint16, dt.int32, dt.uint32, dt.float16, dt.bfloat16, dt.float32)
+_KIND = {dt.float32: isa.KIND_F32, dt.float16: isa.KIND_F16, dt.bfloat16: isa.KIND_BF16}
+
+
+def _scalar(lw, d: dt.DataType, v, node) -> list[str]:
+    """The scalar as the isa's ``kind, fvalue, ivalue`` arguments."""
+    if d.is_float:
+        if not is_number(v):
+            lw.type_error(f"duplicate: the scalar must be a number, got {lw.describe(v)}", node)
+        return [str(_KIND[d]), f"np.float32({lw.materialize(v, node, 'float')})", "0"]
+    if not is_int_like(v):
+        lw.type_error(f"duplicate: the scalar for a {d.name} tensor must be an integer, got {lw.describe(v)}",
+                      node)
+    return [str(isa.KIND_INT), "np.float32(0.0)", plain_int(lw.int_expr(v, node, "scalar"))]
+
+
+@rule(lang.duplicate)
+def _duplicate(lw, call: Call) -> None:
+    # pyasc's count form also takes (and ignores) is_set_mask
+    form, a = vector_form(lw, call, "dst, scalar", "count, is_set_mask=True",
+                          "mask, repeat_times, dst_block_stride, dst_repeat_stride, is_set_mask=True")
+    dst = a["dst"]
+    d = local(lw, dst, call.node, "dst").dtype
+    check_dtype(lw, "duplicate", d, DTYPES, call.node)
+    operands = ["_st", "_lm", *map(plain_int, dst.code), str(d.sizeof()), *_scalar(lw, d, a["scalar"], call.node)]
+    if form == "count":
+        emit_isa_plain(lw, "vec_fill", "duplicate", [
+            *operands, lw.int_expr(a["count"], call.node, "count")], call.node)
+        return
+    is_set_mask = const_bool(lw, a["is_set_mask"], call.node, "is_set_mask")
+    emit_isa_plain(lw, "vec_fill", "duplicate_l0", [
+        *operands, str(is_set_mask), *mask_operand(lw, a["mask"], call.node),
+        lw.int_expr(a["repeat_times"], call.node, "repeat_times"),
+        lw.int_expr(a["dst_block_stride"], call.node, "dst_block_stride"),
+        lw.int_expr(a["dst_repeat_stride"], call.node, "dst_repeat_stride")], call.node)
+
+
+@rule(lang.brcb)
+def _brcb(lw, call: Call) -> None:
+    a = call.bind(lw, "dst, src0, repeat_times, repeat_params")    # pyasc's parameter names
+    dst, src, rp = a["dst"], a["src0"], a["repeat_params"]
+    local(lw, dst, call.node, "dst")
+    local(lw, src, call.node, "src")
+    d = same_dtype(lw, "brcb", call.node, ("dst", dst), ("src", src))
+    check_dtype(lw, "brcb", d, DTYPES, call.node)
+    if not is_params(rp, P.BrcbRepeatParams):
+        lw.type_error(f"brcb: repeat_params must be an asc.BrcbRepeatParams, got {lw.describe(rp)}", call.node)
+    emit_isa_plain(lw, "vec_fill", "brcb", [
+        "_st", "_lm", *map(plain_int, dst.code), *map(plain_int, src.code), str(d.sizeof()),
+        lw.int_expr(a["repeat_times"], call.node, "repeat_times"),
+        lw.int_expr(rp.item("dst_blk_stride"), call.node, "repeat_params.dst_blk_stride"),
+        lw.int_expr(rp.item("dst_rep_stride"), call.node, "repeat_params.dst_rep_stride")], call.node)
