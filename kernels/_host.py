@@ -36,7 +36,7 @@ def check_same(op: str, *arrays: np.ndarray) -> None:
 
 def launch_elementwise(kernel: Any, arrays: tuple[Any, ...], *extra: Any, scratch_f32: int = 0,
                        core_num: int | None = None, **launch: Any) -> None:
-    """Tile ``arrays`` (all the same length) and launch ``kernel(*arrays, *extra, tiling)``.
+    """Tile ``arrays`` (all the same length) and launch ``kernel(*arrays, tiling, *extra)``.
 
     Every array streams through a double-buffered UB queue; kernels that widen
     16-bit floats to float32 use ``scratch_f32`` float32 scratch tensors per tile.
@@ -49,7 +49,7 @@ def launch_elementwise(kernel: Any, arrays: tuple[Any, ...], *extra: Any, scratc
         per_elem += 4 * scratch_f32
     tiling, cores = elementwise_tiling(n, d.sizeof(), per_elem, platform=launch.get("platform"),
                                        max_cores=core_num)
-    kernel[cores](*arrays, *extra, tiling, **launch)
+    kernel[cores](*arrays, tiling, *extra, **launch)
 
 
 def bf16_reference(fn: Callable[..., np.ndarray], *arrays: np.ndarray) -> np.ndarray:

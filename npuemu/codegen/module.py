@@ -14,7 +14,12 @@ from numpy import float32 as _f32
 
 
 def module_source(em: Emitter, runtime_vars: dict[str, str], params: list[str], origin: str,
-                  spec: str, epilogue: list[str] = ()) -> str:
+                  spec: str, epilogue: list[str] = (), generator: bool = False) -> str:
+    """The module text; the kernel is a generator only if it can block on another core.
+
+    Numba compiles plain functions several times faster than generators, and
+    most kernels never wait for another core.
+    """
     lines = [HEADER.format(origin=origin, spec=spec, fingerprint=library_fingerprint())]
     for alias, target in sorted(em.imports.items()):
         module, attr = target.split(":")
@@ -26,6 +31,7 @@ def module_source(em: Emitter, runtime_vars: dict[str, str], params: list[str], 
         lines.append(f"    {name} = {init}")
     lines.extend(em.lines)
     lines.extend("    " + line for line in epilogue)
-    lines.append("    yield 0")
+    if generator:
+        lines.append("    yield 0")
     lines.append("")
     return "\n".join(lines)

@@ -125,7 +125,11 @@ def _schedule(fn: Any, binary: Any, cores: list[CoreSpec], states: list[tuple[np
     a thread pool; faults are reported for the lowest-numbered faulting core,
     so the error does not depend on thread timing.
     """
-    gens = [fn(st, lm, gm, log, *scalars) for st, lm, log in states]
+    if not binary.facts.get("blocking"):
+        # no core ever waits for another: each runs start to finish in one call
+        gens = [_PlainCore(fn, (st, lm, gm, log, *scalars)) for st, lm, log in states]
+    else:
+        gens = [fn(st, lm, gm, log, *scalars) for st, lm, log in states]
     live = list(range(len(cores)))
     while live:
         outcomes = _run_round(gens, live, parallel)
@@ -134,6 +138,20 @@ def _schedule(fn: Any, binary: Any, cores: list[CoreSpec], states: list[tuple[np
             i, exc = min(faulted, key=lambda f: f[0])
             _raise_fault(exc, binary, cores[i], ctx)
         live = [i for i, (kind, request) in zip(live, outcomes) if kind == "yield" and request != 0]
+
+
+class _PlainCore:
+    """A non-blocking kernel instance behind the generator protocol: one step runs it to the end."""
+
+    __slots__ = ("fn", "args")
+
+    def __init__(self, fn: Any, args: tuple[Any, ...]):
+        self.fn = fn
+        self.args = args
+
+    def __next__(self) -> Any:
+        self.fn(*self.args)
+        raise StopIteration
 
 
 def _step(gen: Any) -> tuple[str, Any]:
