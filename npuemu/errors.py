@@ -147,6 +147,12 @@ class SyncError(KernelFault):
     rule_name = "sync"
 
 
+class DivisionByZeroError(KernelFault):
+    """Scalar ``/``, ``//`` or ``%`` by zero in kernel code."""
+
+    rule_name = "division by zero"
+
+
 class DeadlockError(KernelFault):
     """Every live core waits and none can proceed: a hang on hardware."""
 

@@ -51,7 +51,7 @@ class Options:
         if self.kernel_type is not None:
             try:
                 object.__setattr__(self, "kernel_type", KernelType(int(self.kernel_type)))
-            except ValueError:
+            except (TypeError, ValueError):
                 raise LaunchError(f"unknown kernel_type {self.kernel_type!r}") from None
 
     @property

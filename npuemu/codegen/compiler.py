@@ -121,7 +121,13 @@ def load_module(name: str, source: str) -> tuple[Path, ModuleType]:
         spec = importlib.util.spec_from_file_location(modname, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:  # noqa: BLE001 - a lowering bug produced invalid Python
+            raise KernelCompileError(
+                f"internal error: the code generated for kernel '{name}' does not load "
+                f"(generated source: {path}): {type(exc).__name__}: {exc}. Please report this with the "
+                f"kernel.") from None
         sys.modules[modname] = module
     return path, module
 
@@ -133,18 +139,18 @@ def build(name: str, source: str, locs: list[SourceLoc]) -> CompiledKernel:
 
 def compile_numba(ck: CompiledKernel, args: tuple[Any, ...]) -> Callable[..., Any]:
     """The Numba version of ``ck``, compiled (or loaded from disk) for these argument types."""
-    from numba.core.errors import NumbaError, NumbaWarning
+    from numba.core.errors import NumbaWarning
     fn = ck.numba_fn()
-    if fn.signatures:  # already compiled for some types; the dispatcher picks or compiles
-        return fn
     try:
+        sig = tuple(_numba_typeof(a) for a in args)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NumbaWarning)
-            fn.compile(tuple(_numba_typeof(a) for a in args))
-    except NumbaError as exc:
+            fn.compile(sig)     # loads from the disk cache, or returns at once if already compiled
+    except Exception as exc:  # noqa: BLE001 - NumbaError and whatever else Numba raises
         raise KernelCompileError(
             f"internal error: Numba could not compile the code generated for kernel '{ck.name}' "
-            f"(generated source: {ck.path}). Please report this with the kernel.\n{exc}") from None
+            f"(generated source: {ck.path}). Please report this with the kernel.\n"
+            f"{type(exc).__name__}: {exc}") from None
     return fn
 
 

@@ -27,11 +27,14 @@ def module_source(em: Emitter, runtime_vars: dict[str, str], params: list[str], 
     lines.append("")
     lines.append("")
     lines.append(f"def kernel({', '.join(['_st', '_lm', '_gm', '_log', *params])}):")
+    header = len(lines)
     for name, init in runtime_vars.items():
         lines.append(f"    {name} = {init}")
     lines.extend(em.lines)
     lines.extend("    " + line for line in epilogue)
     if generator:
         lines.append("    yield 0")
+    if len(lines) == header:
+        lines.append("    pass")          # everything was done at compile time
     lines.append("")
     return "\n".join(lines)

@@ -9,13 +9,15 @@ helper and is inlined there.
 from __future__ import annotations
 
 import inspect
+import operator
+import re
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..codegen import compiler
 from ..codegen.module import module_source
-from ..errors import LaunchError
+from ..errors import KernelCompileError, LaunchError, SourceLoc, UnsupportedSyntaxError
 from ..language.struct import Struct
 from ..options import OPTION_NAMES, Options, from_environment
 from ..runtime.args import ArgKind, classify
@@ -51,10 +53,17 @@ class JITFunction:
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
         self.signature = inspect.signature(fn)
-        clash = OPTION_NAMES & set(self.signature.parameters)
+        variadic = [p.name for p in self.signature.parameters.values()
+                    if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        if variadic:
+            raise UnsupportedSyntaxError(
+                f"in kernel '{fn.__name__}': *{variadic[0]}: variable arguments are not supported in kernels",
+                _param_loc(fn, variadic[0]))
+        clash = sorted(OPTION_NAMES & set(self.signature.parameters))
         if clash:
-            raise LaunchError(f"kernel '{fn.__name__}': parameter name(s) {', '.join(sorted(clash))} clash with "
-                              f"launch options; rename them")
+            raise UnsupportedSyntaxError(
+                f"in kernel '{fn.__name__}': parameter name(s) {', '.join(clash)} clash with launch options "
+                f"(kernel[n](..., {clash[0]}=...) sets the option); rename them", _param_loc(fn, clash[0]))
         from_environment(**options)     # validate option names and values now
         self.options = dict(options)
         self._binaries: dict[Any, KernelBinary] = {}
@@ -67,12 +76,17 @@ class JITFunction:
         core_num, stream = key, None
         if isinstance(key, tuple):
             if len(key) not in (1, 2):
-                raise LaunchError("launch as kernel[core_num] or kernel[core_num, stream]")
+                raise LaunchError(f"launch kernel '{self.__name__}' as {self.__name__}[core_num] or "
+                                  f"{self.__name__}[core_num, stream]")
             core_num = key[0]
             stream = key[1] if len(key) == 2 else None
-        if not isinstance(core_num, int) or isinstance(core_num, bool) or core_num <= 0:
-            raise LaunchError(f"core_num must be a positive int, got {core_num!r}")
-        return Launcher(self, core_num, stream)
+        try:
+            n = operator.index(core_num) if not isinstance(core_num, bool) else None
+        except TypeError:
+            n = None
+        if n is None or n <= 0:
+            raise LaunchError(f"kernel '{self.__name__}': core_num must be a positive int, got {core_num!r}")
+        return Launcher(self, n, stream)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise LaunchError(f"'{self.__name__}' is an @asc.jit kernel: launch it as {self.__name__}[core_num](...), "
@@ -89,7 +103,10 @@ class JITFunction:
         bound.apply_defaults()
         kinds = []
         for name, p in self.signature.parameters.items():
-            kinds.append(classify(name, bound.arguments[name], _is_constexpr(p.annotation)))
+            try:
+                kinds.append(classify(name, bound.arguments[name], _is_constexpr(p.annotation)))
+            except LaunchError as exc:
+                raise LaunchError(f"kernel '{self.__name__}': {exc}") from None
         return tuple(kinds), dict(bound.arguments)
 
     def binary(self, kinds: tuple[ArgKind, ...], options: Options) -> KernelBinary:
@@ -144,12 +161,11 @@ class JITFunction:
         lw.flags["kernel_type"] = options.resolved_kernel_type
         lw.flags["gm_count"] = len(gm_params)
         lw.lower_kernel(parsed, params)
-        spec = ", ".join(f"{n}={k.kind}:{getattr(k.dtype, 'name', getattr(k.dtype, '__name__', ''))}"
-                         + (f"={k.const!r}" if k.kind == "const" else "")
-                         for n, k in zip(self.signature.parameters, kinds))
+        spec = ", ".join(f"{n}={_describe_kind(k)}" for n, k in zip(self.signature.parameters, kinds))
         spec += f"; kernel_type={options.resolved_kernel_type.name}; platform={platform.name}"
         origin = f"{parsed.filename}:{parsed.first_line} ({self.__name__})"
-        source = module_source(lw.em, lw.runtime_vars, arg_names, origin, spec, lw.epilogue)
+        source = module_source(lw.em, lw.runtime_vars, arg_names, origin, spec, lw.epilogue,
+                               generator=bool(lw.flags.get("blocking")))
         ck = compiler.build(self.__name__, source, lw.em.locs)
         return KernelBinary(ck, gm_params, scalar_params, options.resolved_kernel_type, platform,
                             dict(lw.flags))
@@ -170,6 +186,31 @@ class Launcher:
         binary = self.jit.binary(kinds, options)
         from ..runtime.launch import run
         run(binary, values, self.core_num, options)
+
+
+def _describe_kind(k: ArgKind) -> str:
+    """One argument's part of the specialisation line in a generated module's header."""
+    if k.kind == "const":
+        # no object addresses: the header is part of the text whose hash names the cached module
+        return f"const:{type(k.const).__name__}={re.sub(r' at 0x[0-9a-fA-F]+', '', repr(k.const))}"
+    if k.kind == "gm":
+        return f"gm:{k.dtype.name}"
+    if k.kind == "struct":
+        return f"struct:{k.dtype.__name__}"
+    return k.kind
+
+
+def _param_loc(fn: Callable[..., Any], param: str) -> SourceLoc | None:
+    """Where parameter ``param`` of ``fn`` is declared (None when the source is unavailable)."""
+    try:
+        parsed = parse_function(fn)
+    except KernelCompileError:
+        return None
+    a = parsed.tree.args
+    params = (*a.posonlyargs, *a.args, a.vararg, *a.kwonlyargs, a.kwarg)
+    node = next((p for p in params if p is not None and p.arg == param), parsed.tree)
+    return SourceLoc(parsed.filename, parsed.first_line + node.lineno - 1, node.col_offset + parsed.indent,
+                     parsed.name, parsed.line_text(node.lineno))
 
 
 def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:

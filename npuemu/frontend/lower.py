@@ -526,13 +526,27 @@ class Lowerer:
 
     def stmt_Assert(self, node: ast.Assert) -> None:
         test = self.expr(node.test)
-        msg = self.const_value(self.expr(node.msg), node.msg, "assert message") if node.msg else ""
         if test.is_const:
             if not test.const:
+                msg = self.assert_message(node.msg) if node.msg is not None else ""
                 self.fail(f"assertion failed: {msg or ast.unparse(node.test)}", node)
             return
         self.fail("assert needs a compile-time condition in kernels (runtime asserts are not supported)",
                   node, UnsupportedSyntaxError)
+
+    def assert_message(self, msg: ast.expr) -> str:
+        """The text of a failed assert's message; an f-string shows its constant fields' values."""
+        if not isinstance(msg, ast.JoinedStr):
+            return str(self.const_value(self.expr(msg), msg, "assert message"))
+        parts = []
+        for part in msg.values:
+            if isinstance(part, ast.FormattedValue):
+                v = self.expr(part.value)
+                convert = {ord("r"): repr, ord("a"): ascii}.get(part.conversion, str)
+                parts.append(convert(v.const) if v.is_const else "{" + ast.unparse(part.value) + "}")
+            else:
+                parts.append(str(part.value))
+        return "".join(parts)
 
     def stmt_return(self, node: ast.Return, last: bool) -> None:
         if len(self.scopes) == 1:
@@ -824,9 +838,6 @@ class Lowerer:
             self.fail(f"bad call of helper '{parsed.name}': {exc}", node, KernelTypeError)
         params: dict[str, Value] = {}
         for pname, p in sig.parameters.items():
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                self.fail(f"helper '{parsed.name}' takes *{pname}: variable arguments are not supported in "
-                          f"kernels", node, UnsupportedSyntaxError)
             v = bound.arguments[pname] if pname in bound.arguments else const(p.default)
             if _is_constexpr(p.annotation) and not v.is_const:
                 self.type_error(f"argument '{pname}' of helper '{parsed.name}' is a ConstExpr but got a "

@@ -111,20 +111,20 @@ class Call:
         required = {n for n, d in params if d is _REQUIRED}
         names = [n for n, _ in params]
         if len(self.args) > len(params):
-            lw.fail(f"{self.name}() takes at most {len(params)} arguments ({len(self.args)} given)",
-                    self.node)
+            lw.type_error(f"{self.name}() takes at most {len(params)} arguments ({len(self.args)} given)",
+                          self.node)
         out: dict[str, Value] = dict(zip(names, self.args))
         for k, v in self.kwargs.items():
             if k not in names:
-                lw.fail(f"{self.name}() got an unexpected keyword argument '{k}' "
-                        f"(parameters: {', '.join(names)})", self.node)
+                lw.type_error(f"{self.name}() got an unexpected keyword argument '{k}' "
+                              f"(parameters: {', '.join(names) or 'none'})", self.node)
             if k in out:
-                lw.fail(f"{self.name}() got multiple values for argument '{k}'", self.node)
+                lw.type_error(f"{self.name}() got multiple values for argument '{k}'", self.node)
             out[k] = v
         for n, d in params:
             if n not in out:
                 if n in required:
-                    lw.fail(f"{self.name}() missing required argument '{n}'", self.node)
+                    lw.type_error(f"{self.name}() missing required argument '{n}'", self.node)
                 if d is not _MISSING:
                     out[n] = const(d)
         return out

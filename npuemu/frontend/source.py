@@ -18,6 +18,7 @@ class ParsedFunction:
     filename: str
     first_line: int          # file line of the first line of ``lines``
     lines: tuple[str, ...]   # the function's source lines, as in the file
+    indent: int = 0          # columns removed by dedenting: add to a node's col_offset for the file column
 
     def line_text(self, lineno_in_tree: int) -> str:
         idx = lineno_in_tree - 1
@@ -72,11 +73,12 @@ def _parse_code(fn: Callable[..., Any]) -> ParsedFunction:
             f"cannot read the source of {getattr(fn, '__qualname__', fn)!r}: kernels must be defined "
             f"in a .py file (not typed at an interactive prompt or built with exec)") from exc
     src = textwrap.dedent("".join(lines))
+    indent = len(lines[0]) - len(src.splitlines(keepends=True)[0]) if lines and src else 0
     module = ast.parse(src)
     fdef = next((n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
     if fdef is None or isinstance(fdef, ast.AsyncFunctionDef):
         raise KernelCompileError(f"{fn.__qualname__} is not a plain function")
-    return ParsedFunction(fn, fdef, filename, first, tuple(line.rstrip("\n") for line in lines))
+    return ParsedFunction(fn, fdef, filename, first, tuple(line.rstrip("\n") for line in lines), indent)
 
 
 def parse_function(fn: Callable[..., Any]) -> ParsedFunction:

@@ -27,6 +27,8 @@ class GMBuffer:
     def __init__(self, array: np.ndarray, dtype: dt.DataType):
         if not isinstance(array, np.ndarray):
             raise LaunchError("gm_buffer needs a NumPy array")
+        if not isinstance(dtype, dt.DataType) or dtype is dt.void:
+            raise LaunchError(f"gm_buffer needs a kernel data type (asc.bfloat16, ...), got {dtype!r}")
         if array.dtype.itemsize != dtype.sizeof() and array.nbytes % dtype.sizeof():
             raise LaunchError(f"an array of {array.nbytes} bytes cannot hold whole {dtype.name} elements")
         self.array = array
@@ -46,7 +48,7 @@ class ArgKind:
     """The static description of one kernel argument (part of the specialisation key)."""
 
     kind: str                      # 'gm' | 'int' | 'float' | 'bool' | 'struct' | 'const'
-    dtype: Any = None              # DataType for gm; struct class for struct
+    dtype: Any = None              # DataType for gm; struct class for struct; value type for const
     const: Any = None
 
 
@@ -83,7 +85,8 @@ def classify(name: str, value: Any, constexpr: bool) -> ArgKind:
             hash(value)
         except TypeError:
             raise LaunchError(f"ConstExpr argument '{name}' must be hashable, got {type(value).__name__}") from None
-        return ArgKind("const", const=value)
+        # the type is part of the key: 1, 1.0 and True are equal but lower differently
+        return ArgKind("const", dtype=type(value), const=value)
     arr = as_array(value)
     if arr is not None:
         return ArgKind("gm", dtype=arr[1])

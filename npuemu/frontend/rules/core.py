@@ -5,6 +5,7 @@ import builtins
 from typing import Any
 
 from ... import errors
+from ...errors import UnsupportedSyntaxError
 from ...isa import state as S
 from ...language import core as lang
 from ...language import dtype as dt
@@ -25,7 +26,7 @@ from .common import STORAGE_SUFFIX, memory_of
 @attribute(LocalTensorT, "dtype")
 def _dtype(lw, obj: Value, node) -> Value:
     if obj.type.dtype is None:
-        lw.fail("this GlobalTensor has no dtype until set_global_buffer binds it", node)
+        lw.type_error("this GlobalTensor has no dtype until set_global_buffer binds it", node)
     return const(obj.type.dtype)
 
 
@@ -46,7 +47,7 @@ method(GlobalAddressT, "__add__", "__radd__", "__sub__")(_offset_address)
 @rule(lang.GlobalTensor)
 def _global_tensor(lw, call: Call) -> Value:
     if call.args or call.kwargs:
-        lw.fail("GlobalTensor() takes no arguments; bind it with set_global_buffer", call.node)
+        lw.type_error("GlobalTensor() takes no arguments; bind it with set_global_buffer", call.node)
     return Value(GlobalTensorT(None), code=("0", "0", "-1"))
 
 
@@ -67,10 +68,10 @@ def _update_receiver(lw, call: Call, new: Value) -> None:
     import ast
     node = call.recv_node
     if not isinstance(node, ast.Name):
-        lw.fail(f"{call.name} must be called on a variable", call.node)
+        lw.fail(f"{call.name} must be called on a variable", call.node, UnsupportedSyntaxError)
     cur = lw.scope.bindings.get(node.id)
     if cur is None or cur.is_const:
-        lw.fail(f"{call.name} must be called on a variable", call.node)
+        lw.fail(f"{call.name} must be called on a variable", call.node, UnsupportedSyntaxError)
     if cur.code and all(c in lw.runtime_vars for c in cur.code):
         lw.emit(f"{', '.join(cur.code)} = {', '.join(new.code)}")
         lw.rebind_type(node.id, Value(new.type, code=cur.code))
@@ -78,11 +79,16 @@ def _update_receiver(lw, call: Call, new: Value) -> None:
         lw.rebind_type(node.id, lw.fresh_value(new, node.id))
 
 
+def _bound(lw, call: Call) -> Value:
+    """The receiver of a GlobalTensor method, which must have been bound to memory."""
+    if call.recv.type.dtype is None:
+        lw.type_error("GlobalTensor used before set_global_buffer", call.node)
+    return call.recv
+
+
 @method(GlobalTensorT, "__getitem__")
 def _gm_getitem(lw, call: Call) -> Value:
-    g = call.recv
-    if g.type.dtype is None:
-        lw.fail("GlobalTensor used before set_global_buffer", call.node)
+    g = _bound(lw, call)
     start = lw.int_expr(call.args[0], call.node, "a GlobalTensor index")
     if start == "0":
         return g
@@ -95,7 +101,8 @@ def _gm_getitem(lw, call: Call) -> Value:
 
 @method(GlobalTensorT, "get_size")
 def _gm_get_size(lw, call: Call) -> Value:
-    g = call.recv
+    call.bind(lw, "")
+    g = _bound(lw, call)
     return scalar("int", f"({g.code[2]} if {g.code[2]} >= 0 else "
                          f"(_gm[{g.code[0]}].size - {g.code[1]}) // {g.type.dtype.sizeof()})")
 
@@ -103,7 +110,7 @@ def _gm_get_size(lw, call: Call) -> Value:
 @method(GlobalTensorT, "get_phy_addr")
 def _gm_phy_addr(lw, call: Call) -> Value:
     a = call.bind(lw, "offset=0")
-    g = call.recv
+    g = _bound(lw, call)
     off = lw.int_expr(a["offset"], call.node)
     return Value(GlobalAddressT(g.type.dtype),
                  code=(g.code[0], f"({g.code[1]} + ({off}) * {g.type.dtype.sizeof()})"))
@@ -120,7 +127,7 @@ def _from_storage(d: dt.DataType, expr: str, lw) -> str:
         return f"{lw.isa('scalar', 'bf16_to_f32')}({expr})"
     if d.is_float:
         return f"_f32({expr})"
-    return f"int({expr})"
+    return f"np.int64({expr})"      # scalar ints are int64; uint64 keeps its bits
 
 
 def _to_storage(d: dt.DataType, value: Value, lw, node) -> str:
@@ -131,12 +138,15 @@ def _to_storage(d: dt.DataType, value: Value, lw, node) -> str:
     np_name = {"f32": "float32", "f64": "float64"}.get(STORAGE_SUFFIX[d])
     if np_name:
         return f"np.{np_name}({lw.materialize(value, node, 'float')})"
-    return f"np.{d.storage.name}({lw.materialize(value, node)})"
+    # through int64, so that out-of-range values wrap (as a C++ assignment does) in both modes
+    if value.is_const and isinstance(value.const, int) and not isinstance(value.const, bool):
+        return f"np.{d.storage.name}(np.int64({lw.u64_expr(value, node)}))"
+    return f"np.{d.storage.name}(np.int64({lw.materialize(value, node)}))"
 
 
 @method(GlobalTensorT, "get_value", "__call__")
 def _gm_get_value(lw, call: Call) -> Value:
-    g = call.recv
+    g = _bound(lw, call)
     a = call.bind(lw, "index")
     idx = lw.int_expr(a["index"], call.node, "an element index")
     raw = lw.call_isa("tensor", f"gm_get_{STORAGE_SUFFIX[g.type.dtype]}", [
@@ -146,7 +156,7 @@ def _gm_get_value(lw, call: Call) -> Value:
 
 @method(GlobalTensorT, "set_value")
 def _gm_set_value(lw, call: Call) -> None:
-    g = call.recv
+    g = _bound(lw, call)
     a = call.bind(lw, "index, value")
     idx = lw.int_expr(a["index"], call.node, "an element index")
     val = _to_storage(g.type.dtype, a["value"], lw, call.node)
@@ -162,7 +172,7 @@ def _position(lw, v: Value, node) -> TPosition:
     try:
         return TPosition(p)
     except ValueError:
-        lw.fail(f"{p!r} is not a TPosition", node)
+        lw.type_error(f"{p!r} is not a TPosition", node)
 
 
 def _dtype_arg(lw, v: Value, node, what: str = "dtype") -> dt.DataType:
@@ -255,22 +265,27 @@ def _local_set_value(lw, call: Call) -> None:
 @rule(lang.TPipe)
 def _tpipe(lw, call: Call) -> Value:
     if lw.flags.get("tpipe"):
-        lw.fail("a kernel may create only one TPipe", call.node)
+        lw.fail("a kernel may create only one TPipe", call.node, UnsupportedSyntaxError)
     lw.flags["tpipe"] = True
     return Value(TPipeT())
+
+
+def _queue_depth(lw, v: Value, node) -> int:
+    depth = lw.const_value(v, node, "the queue depth")
+    if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= S.MAX_QUEUE_BLOCKS:
+        lw.type_error(f"queue depth must be an int in 1..{S.MAX_QUEUE_BLOCKS}, got {depth!r}", node)
+    return depth
 
 
 @rule(lang.TQue)
 def _tque(lw, call: Call) -> Value:
     a = call.bind(lw, "pos, depth=1")
     pos = _position(lw, a["pos"], call.node)
-    depth = lw.const_value(a["depth"], call.node, "the queue depth")
-    if not isinstance(depth, int) or not 1 <= depth <= S.MAX_QUEUE_BLOCKS:
-        lw.fail(f"queue depth must be an int in 1..{S.MAX_QUEUE_BLOCKS}, got {depth!r}", call.node)
+    depth = _queue_depth(lw, a["depth"], call.node)
     memory_of(lw, pos, call.node)
     qid = lw.count("queue")
     if qid >= S.MAX_QUEUES:
-        lw.fail(f"a kernel may create at most {S.MAX_QUEUES} queues", call.node)
+        lw.fail(f"a kernel may create at most {S.MAX_QUEUES} queues", call.node, UnsupportedSyntaxError)
     return Value(TQueT(qid, pos, pos, depth))
 
 
@@ -278,14 +293,14 @@ def _tque(lw, call: Call) -> Value:
 def _tque_bind(lw, call: Call) -> Value:
     a = call.bind(lw, "src, dst, depth=1")
     src, dst = _position(lw, a["src"], call.node), _position(lw, a["dst"], call.node)
-    depth = lw.const_value(a["depth"], call.node, "the queue depth")
+    depth = _queue_depth(lw, a["depth"], call.node)
     qid = lw.count("queue")
     if qid >= S.MAX_QUEUES:
-        lw.fail(f"a kernel may create at most {S.MAX_QUEUES} queues", call.node)
+        lw.fail(f"a kernel may create at most {S.MAX_QUEUES} queues", call.node, UnsupportedSyntaxError)
     # the buffer lives in the producer's memory unless that is GM (e.g. GM->VECIN binds)
     home = dst if src == TPosition.GM else src
     memory_of(lw, home, call.node)
-    return Value(TQueT(qid, home, dst, int(depth)))
+    return Value(TQueT(qid, home, dst, depth))
 
 
 @rule(lang.TBuf)
@@ -295,7 +310,7 @@ def _tbuf(lw, call: Call) -> Value:
     memory_of(lw, pos, call.node)
     bid = lw.count("tbuf")
     if bid >= S.MAX_TBUFS:
-        lw.fail(f"a kernel may create at most {S.MAX_TBUFS} TBufs", call.node)
+        lw.fail(f"a kernel may create at most {S.MAX_TBUFS} TBufs", call.node, UnsupportedSyntaxError)
     return Value(TBufT(bid, pos))
 
 
@@ -312,7 +327,7 @@ def _init_buffer(lw, call: Call) -> None:
         buf = a.get("que") or a.get("buf")
         length = a.get("len") or a.get("num")   # pyasc: init_buffer(tbuf, nbytes) (param named num)
         if length is None:
-            lw.fail("init_buffer(tbuf, length) needs the length in bytes", call.node)
+            lw.type_error("init_buffer(tbuf, length) needs the length in bytes", call.node)
         hw = memory_of(lw, buf.type.pos, call.node)
         lw.emit_isa("queue", "init_tbuf", ["_st", str(buf.type.bid), str(int(hw)),
                                            lw.int_expr(length, call.node, "len"), str(_limits(lw)[1])], call.node)
@@ -403,9 +418,9 @@ def _que_idle(lw, call: Call) -> Value:
 @method(TBufT, "get")
 def _tbuf_get(lw, call: Call) -> Value:
     b = call.recv
-    a = call.bind(lw, "dtype, length=None")
+    a = call.bind(lw, "dtype, length=None, len=None")     # pyasc names it len
     d = _dtype_arg(lw, a["dtype"], call.node)
-    n = a["length"]
+    n = a["len"] if a["length"].is_const and a["length"].const is None else a["length"]
     nbytes = "-1" if n.is_const and n.const is None else f"({lw.int_expr(n, call.node, 'length')}) * {d.sizeof()}"
     addr, got = lw.new_var("baddr"), lw.new_var("bbytes")
     lw.emit(f"{addr}, {got} = " + lw.call_isa("queue", "tbuf_get", ["_st", str(b.type.bid), nbytes, "0"], call.node))
@@ -497,28 +512,44 @@ def register_param_struct(cls: type) -> type:
 @rule(builtins.min, builtins.max)
 def _minmax(lw, call: Call) -> Value:
     if call.kwargs or len(call.args) < 2:
-        lw.fail(f"{call.name}() in a kernel takes two or more numbers", call.node)
+        lw.type_error(f"{call.name}() in a kernel takes two or more numbers", call.node)
     if all(a.is_const for a in call.args):
-        return const((builtins.min if call.name == "min" else builtins.max)(*(a.const for a in call.args)))
+        return _fold(lw, call, builtins.min if call.name == "min" else builtins.max, *(a.const for a in call.args))
     kind = "float" if any((a.type.kind == "float") if isinstance(a.type, ScalarT) else isinstance(a.const, float)
                           for a in call.args) else "int"
     exprs = [lw.materialize(a, call.node, kind) for a in call.args]
     return scalar(kind, f"{call.name}({', '.join(exprs)})")
 
 
+def _fold(lw, call: Call, fn, *args) -> Value:
+    """A builtin applied to constants, at compile time."""
+    try:
+        return const(fn(*args))
+    except Exception as exc:  # noqa: BLE001 - the user's constant was wrong
+        lw.type_error(f"{call.name}() of {', '.join(map(repr, args))}: {exc}", call.node)
+
+
+def _one_arg(lw, call: Call) -> Value:
+    """The argument of a one-argument builtin: a constant (folded by the caller) or a runtime number."""
+    v = call.bind(lw, "x")["x"]
+    if not (v.is_const or is_number(v)):
+        lw.type_error(f"{call.name}() in a kernel takes a number, got {lw.describe(v)}", call.node)
+    return v
+
+
 @rule(builtins.abs)
 def _abs(lw, call: Call) -> Value:
-    (v,) = call.args
+    v = _one_arg(lw, call)
     if v.is_const:
-        return const(builtins.abs(v.const))
-    return scalar(v.type.kind, f"abs({lw.materialize(v, call.node)})")
+        return _fold(lw, call, builtins.abs, v.const)
+    return scalar("int" if v.type.kind == "bool" else v.type.kind, f"abs({lw.materialize(v, call.node)})")
 
 
 @rule(builtins.int, builtins.float, builtins.bool)
 def _convert(lw, call: Call) -> Value:
-    (v,) = call.args
+    v = _one_arg(lw, call)
     if v.is_const:
-        return const({"int": int, "float": float, "bool": bool}[call.name](v.const))
+        return _fold(lw, call, {"int": int, "float": float, "bool": bool}[call.name], v.const)
     if call.name == "int":
         return scalar("int", f"int({lw.materialize(v, call.node)})")
     if call.name == "float":
@@ -528,9 +559,9 @@ def _convert(lw, call: Call) -> Value:
 
 @rule(builtins.len)
 def _len(lw, call: Call) -> Value:
-    (v,) = call.args
+    v = call.bind(lw, "obj")["obj"]
     if v.is_const:
-        return const(builtins.len(v.const))
+        return _fold(lw, call, builtins.len, v.const)
     if hasattr(v.type, "n"):
         return const(v.type.n)
     lw.type_error(f"len() of {lw.describe(v)}", call.node)
@@ -553,11 +584,16 @@ def _print(lw, call: Call) -> None:
 
 @rule(lang.ceildiv)
 def _ceildiv(lw, call: Call) -> Value:
-    a, b = call.args
+    args = call.bind(lw, "a, b")
+    a, b = args["a"], args["b"]
     if a.is_const and b.is_const:
+        if b.const == 0:
+            lw.type_error("ceildiv by zero", call.node)
         return const(lang.ceildiv(a.const, b.const))
-    return scalar("int", f"((({lw.int_expr(a, call.node)}) + ({lw.int_expr(b, call.node)}) - 1) // "
-                         f"({lw.int_expr(b, call.node)}))")
+    x, y = lw.int_expr(a, call.node), lw.int_expr(b, call.node)
+    if b.is_const and b.const != 0:
+        return scalar("int", f"((({x}) + ({y}) - 1) // ({y}))")
+    return scalar("int", lw.call_isa("arith", "floordiv_int", [f"(({x}) + ({y}) - 1)", y], call.node))
 
 
 @rule(lang.static_assert)

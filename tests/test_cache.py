@@ -1,0 +1,169 @@
+"""The on-disk kernel cache, seen from fresh Python processes.
+
+Each test runs a small script in subprocesses that share one
+``NPUEMU_CACHE_DIR``.  The script launches a kernel and reports, as JSON, the
+generated file it used, how long the launch took and the Numba dispatcher's
+cache statistics (a cache hit means the machine code was loaded, a miss that
+it was compiled).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+import npuemu.asc as asc
+from npuemu.codegen.compiler import library_fingerprint
+
+SCRIPT = textwrap.dedent('''
+    import json
+    import time
+
+    import numpy as np
+
+    import npuemu.asc as asc
+
+
+    @asc.jit
+    def scaled(v):
+        return v * {factor}
+
+
+    @asc.jit
+    def cached_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, n: int):
+        per_core = n // asc.get_block_num()
+        base = per_core * asc.get_block_idx()
+        src = asc.GlobalTensor()
+        src.set_global_buffer(x + base, per_core)
+        dst = asc.GlobalTensor()
+        dst.set_global_buffer(y + base, per_core)
+        pipe = asc.TPipe()
+        que = asc.TQue(asc.TPosition.VECIN, 1)
+        pipe.init_buffer(que, 1, per_core * 4)
+        t = que.alloc_tensor(asc.float32)
+        asc.data_copy(t, src, per_core)
+        for i in range(per_core):
+            t.set_value(i, scaled(t.get_value(i)))
+        asc.data_copy(dst, t, per_core)
+        que.free_tensor(t)
+
+
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros_like(x)
+    start = time.perf_counter()
+    cached_kernel[2](x, y, 64)
+    elapsed = time.perf_counter() - start
+    (binary,) = cached_kernel._binaries.values()
+    stats = binary.compiled.numba_fn().stats
+    print(json.dumps({{
+        "elapsed": elapsed,
+        "path": str(binary.compiled.path),
+        "hits": sum(stats.cache_hits.values()),
+        "misses": sum(stats.cache_misses.values()),
+        "y": y.tolist(),
+    }}))
+''')
+
+
+def write_script(directory: Path, factor: int) -> Path:
+    path = directory / "cached_kernel_script.py"
+    path.write_text(SCRIPT.format(factor=factor))
+    return path
+
+
+def start(script: Path, cache: Path) -> subprocess.Popen:
+    env = {**os.environ, "NPUEMU_CACHE_DIR": str(cache)}
+    env.pop("NPUEMU_DEBUG", None)
+    return subprocess.Popen([sys.executable, str(script)], cwd=script.parent, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def finish(proc: subprocess.Popen) -> dict:
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run(script: Path, cache: Path) -> dict:
+    return finish(start(script, cache))
+
+
+def expected_output(factor: int) -> list[float]:
+    return (np.arange(64, dtype=np.float32) * factor).tolist()
+
+
+def test_second_process_loads_the_kernel_without_compiling(tmp_path):
+    script, cache = write_script(tmp_path, 2), tmp_path / "cache"
+
+    cold = run(script, cache)
+    generated = Path(cold["path"])
+    written = generated.stat().st_mtime_ns
+    warm = run(script, cache)
+
+    assert cold["y"] == warm["y"] == expected_output(2)
+    assert (cold["misses"], cold["hits"]) == (1, 0)        # compiled and stored
+    assert (warm["misses"], warm["hits"]) == (0, 1)        # loaded from the disk cache
+    assert warm["path"] == cold["path"] and generated.parent == cache / "npuemu_kernels"
+    assert generated.stat().st_mtime_ns == written         # the generated module is never rewritten
+    index = list((generated.parent / "__pycache__").glob(generated.stem + ".*.nbi"))
+    assert len(index) == 1
+    # a changed instruction library changes the generated text, hence the file
+    assert f"# instruction library: {library_fingerprint()}" in generated.read_text()
+
+
+def test_concurrent_processes_compiling_the_same_kernel(tmp_path):
+    script, cache = write_script(tmp_path, 3), tmp_path / "cache"
+
+    first, second = start(script, cache), start(script, cache)
+    results = [finish(first), finish(second)]
+    after = run(script, cache)
+
+    for r in (*results, after):
+        assert r["y"] == expected_output(3)
+        assert r["path"] == after["path"]
+    assert (after["misses"], after["hits"]) == (0, 1)      # what they stored loads cleanly
+    kernel_dir = cache / "npuemu_kernels"
+    assert sorted(p.name for p in kernel_dir.iterdir() if p.is_file()) == \
+           sorted(["__init__.py", Path(after["path"]).name])     # no temporary files left behind
+
+
+def test_changed_helper_gives_a_new_generated_file(tmp_path):
+    cache = tmp_path / "cache"
+    before = run(write_script(tmp_path, 2), cache)
+    after = run(write_script(tmp_path, 5), cache)
+
+    assert before["y"] == expected_output(2)
+    assert after["y"] == expected_output(5)
+    assert before["path"] != after["path"]
+    assert Path(before["path"]).is_file() and Path(after["path"]).is_file()
+    assert (after["misses"], after["hits"]) == (1, 0)
+    assert "_f32(5.0)" in Path(after["path"]).read_text()   # the helper is inlined into the kernel
+
+
+
+def tile_count(n):
+    """A plain host function, passed to a kernel as a compile-time constant."""
+    return n // 8
+
+
+@asc.jit
+def host_function_kernel(out: asc.GlobalAddress, count: asc.ConstExpr):
+    g = asc.GlobalTensor()
+    g.set_global_buffer(out)
+    g.set_value(0, count(64))
+
+
+def test_generated_source_does_not_depend_on_object_addresses():
+    out = np.zeros(1, np.int32)
+    host_function_kernel[1](out, tile_count, debug=True)
+
+    assert out[0] == 8
+    (binary,) = host_function_kernel._binaries.values()
+    header = binary.compiled.source.splitlines()[1]
+    assert "count=const:function=<function tile_count>" in header
+    assert " at 0x" not in binary.compiled.source   # the file name is a hash of this text
