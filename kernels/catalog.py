@@ -66,7 +66,10 @@ _CAST_TARGET = {"float32": "float16", "float16": "float32", "bfloat16": "float32
 
 
 def _cast_run(x: np.ndarray, **launch: Any) -> np.ndarray:
-    return cast.cast(x, _np_dtype(_CAST_TARGET[_kernel_name(x)]), **launch)
+    target = _CAST_TARGET[_kernel_name(x)]
+    # widening is exact (the instruction only accepts CAST_NONE); narrowing rounds to nearest even
+    mode = cast.asc.RoundMode.CAST_NONE if target == "float32" else cast.asc.RoundMode.CAST_RINT
+    return cast.cast(x, _np_dtype(target), mode, **launch)
 
 
 def _cast_ref(x: np.ndarray) -> np.ndarray:

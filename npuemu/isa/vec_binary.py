@@ -1,51 +1,214 @@
-"""Binary vector instructions (``add``, ``sub``, ...) on UB tensors.
+"""Binary vector instructions: ``dst = src0 (op) src1`` element-wise on UB tensors.
 
-Each instruction exists per storage dtype; float16 values are widened to
-float32, combined, and rounded back to float16 after every instruction (the
-float32 result of one +, -, * or / of two float16 values rounds to the same
-float16 as an exact computation would, so this is bit-exact).
+Two loops serve every operation:
+
+* the count form (``op(dst, src0, src1, count)``), a contiguous loop over the
+  first ``count`` elements that LLVM vectorises;
+* the level-0 form, one strided loop over repeats and DataBlocks driven by the
+  mask register (see :mod:`npuemu.isa.vmask`); lanes the mask leaves off keep
+  the destination's old value, and repeats run in order, so a destination
+  that is also a source with repeat stride 0 accumulates.  Unmasked calls with
+  the default strides take a contiguous path as fast as the count form.
+
+Each loop is specialised per operation and storage dtype by a factory; the
+operation's lane function is one of the small scalar functions in
+:data:`SCALAR`.  The factory closes over the op *code*, and :func:`apply`
+(an overload resolved at compile time) calls ``SCALAR[op]``: Numba caches a
+closure over plain constants across processes, but not one over another
+compiled function.
+
+Numerics:
+
+* float16 is stored as its bit pattern; lanes are widened to float32,
+  combined, and rounded back to float16 once.  For ``+ - * /`` the float32
+  result of two float16 operands rounds to the same float16 as the exact
+  result would (float32 carries more than twice float16's precision), so this
+  is bit-exact IEEE arithmetic; ``max``/``min`` are exact anyway.
+* float32 is computed in float32 (IEEE, round to nearest even).  Overflow gives
+  infinities: A2 kernels run with the CTRL register in inf/nan mode.
+* integers wrap (two's complement), as fixed-width vector lanes do; the Ascend
+  C documentation describes no saturation for these instructions.  For
+  ``add_relu``/``sub_relu`` on int16 the sum wraps to 16 bits before the ReLU.
+* ``max``/``min``/ReLU propagate a NaN operand (hardware NaN handling here is
+  not documented).
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from ..numerics.half import f16_to_f32, f32_to_f16
-from .common import BLOCK, check_aligned, check_count
+from . import vmask as vm
+from .common import as_type_of
+
+ADD, SUB, MUL, DIV, MAX, MIN, ADD_RELU, SUB_RELU, AND, OR = range(10)
+
+# the scalar functions, one lane each (float16 lanes arrive widened to float32)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _add(a, b):
     return a + b
 
 
+@njit(cache=True)
+def _sub(a, b):
+    return a - b
+
+
+@njit(cache=True)
+def _mul(a, b):
+    return as_type_of(a * b, a)
+
+
+@njit(cache=True, error_model="numpy")
+def _div(a, b):
+    return a / b
+
+
+@njit(cache=True)
+def _max(a, b):
+    return a if a > b or a != a else b
+
+
+@njit(cache=True)
+def _min(a, b):
+    return a if a < b or a != a else b
+
+
+@njit(cache=True)
+def _relu(x):
+    return x if x > 0 or x != x else as_type_of(0, x)
+
+
+@njit(cache=True)
+def _add_relu(a, b):
+    return _relu(as_type_of(a + b, a))
+
+
+@njit(cache=True)
+def _sub_relu(a, b):
+    return _relu(as_type_of(a - b, a))
+
+
+@njit(cache=True)
+def _and(a, b):
+    return a & b
+
+
+@njit(cache=True)
+def _or(a, b):
+    return a | b
+
+
+SCALAR = {ADD: _add, SUB: _sub, MUL: _mul, DIV: _div, MAX: _max, MIN: _min, ADD_RELU: _add_relu,
+          SUB_RELU: _sub_relu, AND: _and, OR: _or}
+
+
+def apply(op, a, b):
+    """``SCALAR[op](a, b)`` in compiled code, ``op`` being a compile-time constant."""
+    raise NotImplementedError("apply is only callable from compiled code")
+
+
+@overload(apply, prefer_literal=True, inline="always")
+def _apply(op, a, b):
+    if isinstance(op, types.IntegerLiteral):
+        fn = SCALAR[op.literal_value]
+        return lambda op, a, b: fn(a, b)
+    return None
+
+
 def make_count_op(op, storage, half):
-    """The count form ``op(dst, src0, src1, count)`` for one storage dtype."""
+    """``op(dst, src0, src1, count)`` for one storage dtype (float16: ``uint16`` and ``half``)."""
     esize = np.dtype(storage).itemsize
 
-    @njit(cache=True)
-    def run(lm, dst, dst_len, s0, s0_len, s1, s1_len, count, loc):
-        check_count(count, dst_len, loc)
-        check_count(count, s0_len, loc)
-        check_count(count, s1_len, loc)
-        check_aligned(dst, BLOCK, 1, loc)
-        check_aligned(s0, BLOCK, 1, loc)
-        check_aligned(s1, BLOCK, 1, loc)
+    @njit(cache=True, error_model="numpy")
+    def run(st, lm, dst, dst_len, s0, s0_len, s1, s1_len, count, loc):
+        vm.binary_count_checks(st, dst, dst_len, s0, s0_len, s1, s1_len, count, loc)
         nb = count * esize
         d = lm[dst:dst + nb].view(storage)
         a = lm[s0:s0 + nb].view(storage)
         b = lm[s1:s1 + nb].view(storage)
         if half:
             for i in range(count):
-                d[i] = f32_to_f16(op(f16_to_f32(a[i]), f16_to_f32(b[i])))
+                d[i] = f32_to_f16(apply(op, f16_to_f32(a[i]), f16_to_f32(b[i])))
         else:
             for i in range(count):
-                d[i] = op(a[i], b[i])
+                d[i] = apply(op, a[i], b[i])
+        vm.count_form_done(st)
 
     return run
 
 
-add_f32 = make_count_op(_add, np.float32, False)
-add_f16 = make_count_op(_add, np.uint16, True)
-add_i32 = make_count_op(_add, np.int32, False)
-add_i16 = make_count_op(_add, np.int16, False)
+def make_level0_op(op, storage, half):
+    """``op(dst, src0, src1, mask, repeat_times, BinaryRepeatParams, is_set_mask)`` for one storage dtype.
+
+    ``mask_is_bits`` tells a bit mask ``[lo, hi]`` from a continuous one
+    (``mask_lo`` lanes); the six strides are the BinaryRepeatParams fields.
+    """
+    esize = np.dtype(storage).itemsize
+    epb = 32 // esize
+    lanes = 256 // esize
+
+    @njit(cache=True, error_model="numpy")
+    def run(st, lm, dst, dst_len, s0, s0_len, s1, s1_len, is_set_mask, mask_is_bits, mask_lo, mask_hi,
+            repeat, dblk, s0blk, s1blk, drep, s0rep, s1rep, loc):
+        counter, lo, hi, repeats, total, top, every = vm.binary_plan(
+            st, dst, dst_len, s0, s0_len, s1, s1_len, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat,
+            dblk, s0blk, s1blk, drep, s0rep, s1rep, esize, loc)
+        d = lm[dst:dst + dst_len * esize].view(storage)
+        a = lm[s0:s0 + s0_len * esize].view(storage)
+        b = lm[s1:s1 + s1_len * esize].view(storage)
+        dense = dblk == 1 and s0blk == 1 and s1blk == 1 and drep == 8 and s0rep == 8 and s1rep == 8
+        if every and dense:
+            runs, length, stride = vm.dense_runs(counter, repeats, total, top, lanes)
+            for r in range(runs):
+                # slices, so the loop index starts at 0 and LLVM can vectorise without wraparound checks
+                dd = d[r * stride:r * stride + length]
+                aa = a[r * stride:r * stride + length]
+                bb = b[r * stride:r * stride + length]
+                for t in range(length):
+                    if half:
+                        dd[t] = f32_to_f16(apply(op, f16_to_f32(aa[t]), f16_to_f32(bb[t])))
+                    else:
+                        dd[t] = apply(op, aa[t], bb[t])
+            return
+        on = vm.lane_table(lo, hi, lanes)
+        for r in range(repeats):
+            n = min(lanes, total - r * lanes) if counter else top
+            # one DataBlock at a time: its lanes are consecutive elements of every operand
+            for e0 in range(0, n, epb):
+                m = min(epb, n - e0)
+                i = vm.element(r, e0, dblk, drep, epb)
+                j = vm.element(r, e0, s0blk, s0rep, epb)
+                k = vm.element(r, e0, s1blk, s1rep, epb)
+                dd, aa, bb = d[i:i + m], a[j:j + m], b[k:k + m]
+                for t in range(m):
+                    if every or on[e0 + t]:
+                        if half:
+                            dd[t] = f32_to_f16(apply(op, f16_to_f32(aa[t]), f16_to_f32(bb[t])))
+                        else:
+                            dd[t] = apply(op, aa[t], bb[t])
+
+    return run
+
+
+_NAMES = {ADD: "add", SUB: "sub", MUL: "mul", DIV: "div", MAX: "max", MIN: "min", ADD_RELU: "add_relu",
+          SUB_RELU: "sub_relu", AND: "bitwise_and", OR: "bitwise_or"}
+_STORAGE = {"f16": (np.uint16, True), "f32": (np.float32, False), "i16": (np.int16, False),
+            "i32": (np.int32, False), "u16": (np.uint16, False)}
+
+# supported dtypes per operation on Atlas A2 (Ascend C API reference, "数据类型" of each instruction)
+DTYPES = {
+    ADD: ("f16", "f32", "i16", "i32"), SUB: ("f16", "f32", "i16", "i32"), MUL: ("f16", "f32", "i16", "i32"),
+    DIV: ("f16", "f32"), MAX: ("f16", "f32", "i16", "i32"), MIN: ("f16", "f32", "i16", "i32"),
+    ADD_RELU: ("f16", "f32", "i16"), SUB_RELU: ("f16", "f32", "i16"), AND: ("i16", "u16"), OR: ("i16", "u16"),
+}
+
+# module-level instructions <op>_<suffix> (count form) and <op>_l0_<suffix> (level 0)
+for _op, _dtypes in DTYPES.items():
+    for _suffix in _dtypes:
+        _storage, _half = _STORAGE[_suffix]
+        globals()[f"{_NAMES[_op]}_{_suffix}"] = make_count_op(_op, _storage, _half)
+        globals()[f"{_NAMES[_op]}_l0_{_suffix}"] = make_level0_op(_op, _storage, _half)

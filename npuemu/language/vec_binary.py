@@ -3,9 +3,21 @@
 Every instruction has three forms (as pyasc):
 
 * ``op(dst, src0, src1, count)`` - the first ``count`` elements;
-* ``op(dst, src0, src1, mask=int, repeat_times=r, repeat_params=BinaryRepeatParams(...))``
+* ``op(dst, src0, src1, mask=int, repeat_times=r, repeat_params=BinaryRepeatParams(...), is_set_mask=True)``
   - ``r`` repeats of 256 bytes, the first ``mask`` lanes of each;
-* ``op(dst, src0, src1, mask=[hi, lo], ...)`` - a 128-bit lane mask.
+* ``op(dst, src0, src1, mask=[mask0, mask1], ...)`` - a 128-bit lane mask, ``mask0`` for lanes 0-63 and
+  ``mask1`` for lanes 64-127 (32-bit types have 64 lanes: ``[mask0]`` or ``mask1 = 0``).
+
+The fourth positional argument is the count or the mask.  The count form
+accepts ``is_set_mask`` and ignores it (it always sets the mask itself, in
+counter mode, and leaves normal mode with all lanes enabled).  With
+``is_set_mask=False`` the level-0 forms ignore ``mask`` and use the mask
+register (``set_vector_mask``); in counter mode (``set_mask_count``) the mask
+is the total element count and ``repeat_times`` is ignored.  Lanes the mask
+leaves off keep the destination's value.  Operands are LocalTensors in
+VECIN/VECOUT/VECCALC, 32-byte aligned, of one dtype; the dtypes are those
+Atlas A2 supports, listed per instruction.  Numerics: see
+:mod:`npuemu.isa.vec_binary`.
 """
 from __future__ import annotations
 

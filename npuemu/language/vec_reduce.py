@@ -1,2 +1,91 @@
-"""(to be filled)"""
-__all__: list[str] = []
+"""Reductions over UB tensors (Ascend C 归约计算); float16 and float32.
+
+Three families, all summing as pairwise binary trees with float16 partial sums
+rounded and saturated at +-65504 (see ``npuemu/isa/vec_reduce.py``):
+
+* per-repeat instructions (level-0 mask forms, ``mask`` an int or ``[lo, hi]``):
+  ``whole_reduce_sum/max/min`` - one result per repeat (max/min also the lane
+  index, laid out by ``ReduceOrder``); ``block_reduce_sum/max/min`` - one result
+  per 32-byte block, 8 per repeat; ``pair_reduce_sum`` - sums of neighbouring
+  pairs; ``repeat_reduce_sum`` - ``whole_reduce_sum`` with a continuous mask;
+* library routines over a whole tensor, using a ``shared_tmp_buffer``:
+  ``reduce_sum/max/min(dst, src, shared_tmp_buffer, count[, cal_index])`` and
+  ``(..., mask, repeat_time, src_rep_stride[, cal_index])``; ``dst[0]`` gets the
+  result and, with ``cal_index``, ``dst[1]`` the index bits (read them with
+  ``reinterpret_cast`` to uint16 / uint32).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .builtin import builtin
+from .enums import ReduceOrder
+
+__all__ = ["whole_reduce_sum", "whole_reduce_max", "whole_reduce_min",
+           "block_reduce_sum", "block_reduce_max", "block_reduce_min",
+           "pair_reduce_sum", "repeat_reduce_sum", "reduce_sum", "reduce_max", "reduce_min"]
+
+
+@builtin
+def whole_reduce_sum(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_stride: int, src_blk_stride: int,
+                     src_rep_stride: int, is_set_mask: bool = True) -> None:
+    """Sum of each repeat's active lanes into ``dst[r * dst_rep_stride]`` (``AscendC::WholeReduceSum``)."""
+
+
+@builtin
+def whole_reduce_max(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_stride: int, src_blk_stride: int,
+                     src_rep_stride: int, order: ReduceOrder = ReduceOrder.ORDER_VALUE_INDEX,
+                     is_set_mask: bool = True) -> None:
+    """Maximum of each repeat and its lane index, laid out by ``order`` (``AscendC::WholeReduceMax``)."""
+
+
+@builtin
+def whole_reduce_min(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_stride: int, src_blk_stride: int,
+                     src_rep_stride: int, order: ReduceOrder = ReduceOrder.ORDER_VALUE_INDEX,
+                     is_set_mask: bool = True) -> None:
+    """Minimum of each repeat and its lane index, laid out by ``order`` (``AscendC::WholeReduceMin``)."""
+
+
+@builtin
+def block_reduce_sum(dst: Any, src: Any, repeat: int, mask: Any, dst_rep_stride: int, src_blk_stride: int,
+                     src_rep_stride: int) -> None:
+    """Sum of each 32-byte block, 8 results per repeat (``AscendC::BlockReduceSum``)."""
+
+
+@builtin
+def block_reduce_max(dst: Any, src: Any, repeat: int, mask: Any, dst_rep_stride: int, src_blk_stride: int,
+                     src_rep_stride: int) -> None:
+    """Maximum of each 32-byte block, 8 results per repeat (``AscendC::BlockReduceMax``)."""
+
+
+@builtin
+def block_reduce_min(dst: Any, src: Any, repeat: int, mask: Any, dst_rep_stride: int, src_blk_stride: int,
+                     src_rep_stride: int) -> None:
+    """Minimum of each 32-byte block, 8 results per repeat (``AscendC::BlockReduceMin``)."""
+
+
+@builtin
+def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int, src_blk_stride: int,
+                    src_rep_stride: int, is_set_mask: bool = True) -> None:
+    """``src[2j] + src[2j + 1]`` for each pair of a repeat (``AscendC::PairReduceSum``)."""
+
+
+@builtin
+def repeat_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: int, dst_blk_stride: int, src_blk_stride: int,
+                      dst_rep_stride: int, src_rep_stride: int, is_set_mask: bool = True) -> None:
+    """``whole_reduce_sum`` with a continuous mask (``AscendC::RepeatReduceSum``; ``dst_blk_stride`` is unused)."""
+
+
+@builtin
+def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, **kwargs: Any) -> None:
+    """Sum of the first ``count`` elements, or of a mask/repeat pattern, into ``dst[0]`` (``AscendC::ReduceSum``)."""
+
+
+@builtin
+def reduce_max(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, **kwargs: Any) -> None:
+    """Maximum (and with ``cal_index`` its index) into ``dst[0]`` (``dst[1]``) (``AscendC::ReduceMax``)."""
+
+
+@builtin
+def reduce_min(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, **kwargs: Any) -> None:
+    """Minimum (and with ``cal_index`` its index) into ``dst[0]`` (``dst[1]``) (``AscendC::ReduceMin``)."""

@@ -59,6 +59,9 @@ def new_core_state(spec: CoreSpec, platform: Platform) -> tuple[np.ndarray, np.n
     st[S.CORE_TYPE] = spec.core_type
     st[S.SUB_BLOCK_IDX] = spec.sub_block_idx
     st[S.SUB_BLOCK_NUM] = spec.sub_block_num
+    # the kernel prologue leaves the mask register in normal mode with every lane enabled
+    st[S.MASK_LO] = -1
+    st[S.MASK_HI] = -1
     base = 0
     for hw in CORE_MEMORIES[spec.core_type]:
         size = platform.memory_size(hw)

@@ -136,7 +136,14 @@ def mask_operand(lw: "Lowerer", v: Value, node: ast.AST | None) -> list[str]:
 
 
 def repeat_params(lw: "Lowerer", v: Value, cls: type, node: ast.AST | None) -> list[str]:
-    """The fields of a ``BinaryRepeatParams``/``UnaryRepeatParams`` argument as isa arguments, in order."""
+    """The fields of a ``BinaryRepeatParams``/``UnaryRepeatParams`` argument as isa arguments, in order.
+
+    The struct may be built in the kernel or be a host-side instance (a module constant).
+    """
+    from ..types import const as const_value
+    if v.is_const and isinstance(v.const, cls):
+        return [lw.int_expr(const_value(getattr(v.const, name)), node, f"repeat_params.{name}")
+                for name in cls.field_names()]
     if not is_params(v, cls):
         lw.type_error(f"repeat_params must be an asc.{cls.__name__}, got {lw.describe(v)}", node)
     return [lw.int_expr(v.item(name), node, f"repeat_params.{name}") for name in cls.field_names()]
@@ -180,3 +187,15 @@ def plain_int(expr: str) -> str:
     :func:`emit_isa_plain` avoids for literals written out.
     """
     return plain_arg(expr) if expr.lstrip("-").isdigit() else f"np.int64({expr})"
+
+
+def level0_args(lw: "Lowerer", a: dict, params_cls: type, node: ast.AST | None) -> list[str]:
+    """The isa arguments of a bound level-0 call after its operands.
+
+    ``is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat_times, *strides``.
+    """
+    is_set_mask = const_bool(lw, a["is_set_mask"], node, "is_set_mask")
+    is_bits, lo, hi = mask_operand(lw, a["mask"], node)
+    ints = [lo, hi, lw.int_expr(a["repeat_times"], node, "repeat_times"),
+            *repeat_params(lw, a["repeat_params"], params_cls, node)]
+    return [str(is_set_mask), is_bits, *(plain_int(c) for c in ints)]

@@ -1,1 +1,177 @@
-"""Rules for the vec_reduce family (see docs/internals.md)."""
+"""Rules for the reductions (``whole_reduce_*``, ``block_reduce_*``, ``pair_reduce_sum``, ``reduce_*``).
+
+The helpers at the top turn call arguments (flags, enum constants, parameter
+structs) into isa arguments; the compare/select and gather rules use them too.
+"""
+from __future__ import annotations
+
+import ast
+from enum import IntEnum
+from typing import Sequence
+
+from ...isa import vec_reduce as isa
+from ...language import dtype as dt
+from ...language import vec_reduce as lang
+from ...language.enums import ReduceOrder
+from ..registry import Call, rule
+from ..types import Value
+from .common import check_dtype, emit_isa_plain, is_int_like, is_params, local, mask_operand, same_dtype
+
+FLOATS = (dt.float16, dt.float32)
+
+
+# --------------------------------------------------------------------------- shared argument helpers
+
+def emit(lw, module: str, fn: str, args: Sequence[str], node: ast.AST | None) -> None:
+    """Emit an isa call with every scalar argument as a NumPy scalar.
+
+    Numba compiles a callee once per distinct *literal* argument type, and a
+    kernel variable assigned a constant (a static tensor's length) types as a
+    literal; ``np.int64(...)`` around each scalar keeps one compilation per
+    instruction.
+    """
+    def plain(a: str) -> str:
+        if a in ("_lm", "_st") or a.startswith("np.") or a in ("True", "False"):
+            return a
+        return f"np.int64({a})"
+
+    emit_isa_plain(lw, module, fn, [plain(a) for a in args], node)
+
+
+def flag(lw, v: Value, node: ast.AST | None, what: str) -> str:
+    """A boolean argument as an isa int (0/1)."""
+    if v.is_const:
+        if not isinstance(v.const, (bool, int)):
+            lw.type_error(f"{what} must be a bool, got {lw.describe(v)}", node)
+        return "1" if v.const else "0"
+    return f"int({lw.int_expr(v, node, what)} != 0)"
+
+
+def enum_arg(lw, v: Value, node: ast.AST | None, cls: type[IntEnum], what: str) -> int:
+    """A compile-time member of ``cls`` (or its int value)."""
+    c = lw.const_value(v, node, what)
+    try:
+        return int(cls(c))
+    except (ValueError, TypeError):
+        names = ", ".join(f"{cls.__name__}.{m.name}" for m in cls)
+        lw.type_error(f"{what} must be one of {names}, got {c!r}", node)
+
+
+def record_ints(lw, v: Value, cls: type, node: ast.AST | None, what: str, names: Sequence[str]) -> list[str]:
+    """Fields ``names`` of a parameter struct of class ``cls``, as isa ints."""
+    if not is_params(v, cls):
+        lw.type_error(f"{what} must be an asc.{cls.__name__}, got {lw.describe(v)}", node)
+    return [lw.int_expr(v.item(n), node, f"{cls.__name__}.{n}") for n in names]
+
+
+def nbytes(v: Value) -> str:
+    """A LocalTensor's length in bytes."""
+    return f"({v.code[1]}) * {v.type.dtype.sizeof()}"
+
+
+def half_flag(d: dt.DataType) -> str:
+    return "1" if d is dt.float16 else "0"
+
+
+def operands(lw, call: Call, a: dict[str, Value], names: Sequence[str], allowed: Sequence[dt.DataType]
+             ) -> dt.DataType:
+    """Check ``names`` are vector LocalTensors of one dtype in ``allowed``; return it."""
+    for n in names:
+        local(lw, a[n], call.node, n)
+    d = same_dtype(lw, call.name, call.node, *((n, a[n]) for n in names))
+    check_dtype(lw, call.name, d, allowed, call.node)
+    return d
+
+
+def has_any(call: Call, *names: str) -> bool:
+    return any(n in call.kwargs for n in names)
+
+
+# --------------------------------------------------------------------------- per-repeat reductions
+
+def _level0(lw, call: Call, a: dict[str, Value], repeat: str, strides: Sequence[str]) -> list[str]:
+    """``is_set_mask``, the mask words, the repeat count and the strides, as isa arguments."""
+    return [flag(lw, a["is_set_mask"], call.node, "is_set_mask"), *mask_operand(lw, a["mask"], call.node),
+            *(lw.int_expr(a[n], call.node, n) for n in (repeat, *strides))]
+
+
+_STRIDES = ("dst_rep_stride", "src_blk_stride", "src_rep_stride")
+
+
+def _whole(lw, call: Call, op: int) -> None:
+    extra = ", order=?" if op != isa.OP_SUM else ""
+    a = call.bind(lw, f"dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride, src_rep_stride{extra}, "
+                      "is_set_mask=True")
+    d = operands(lw, call, a, ("dst", "src"), FLOATS)
+    order = enum_arg(lw, a["order"], call.node, ReduceOrder, "order") if "order" in a else isa.ORDER_VALUE_INDEX
+    emit(lw, "vec_reduce", "whole_reduce", ["_lm", "_st", str(op), half_flag(d), str(order), *a["dst"].code,
+                                            *a["src"].code, *_level0(lw, call, a, "repeat_time", _STRIDES)],
+         call.node)
+
+
+rule(lang.whole_reduce_sum)(lambda lw, call: _whole(lw, call, isa.OP_SUM))
+rule(lang.whole_reduce_max)(lambda lw, call: _whole(lw, call, isa.OP_MAX))
+rule(lang.whole_reduce_min)(lambda lw, call: _whole(lw, call, isa.OP_MIN))
+
+
+@rule(lang.repeat_reduce_sum)
+def _repeat_reduce_sum(lw, call: Call) -> None:
+    a = call.bind(lw, "dst, src, repeat_time, mask, dst_blk_stride, src_blk_stride, dst_rep_stride, "
+                      "src_rep_stride, is_set_mask=True")
+    d = operands(lw, call, a, ("dst", "src"), FLOATS)
+    if not is_int_like(a["mask"]):
+        lw.type_error("repeat_reduce_sum takes a continuous mask (an int); use whole_reduce_sum for bit masks",
+                      call.node)
+    lw.int_expr(a["dst_blk_stride"], call.node, "dst_blk_stride")   # accepted and unused, as on the hardware
+    emit(lw, "vec_reduce", "whole_reduce", ["_lm", "_st", str(isa.OP_SUM), half_flag(d), str(isa.ORDER_VALUE_INDEX),
+                                            *a["dst"].code, *a["src"].code,
+                                            *_level0(lw, call, a, "repeat_time", _STRIDES)], call.node)
+
+
+def _block(lw, call: Call, op: int) -> None:
+    a = call.bind(lw, "dst, src, repeat, mask, dst_rep_stride, src_blk_stride, src_rep_stride, is_set_mask=True")
+    d = operands(lw, call, a, ("dst", "src"), FLOATS)
+    emit(lw, "vec_reduce", "block_reduce", ["_lm", "_st", str(op), half_flag(d), *a["dst"].code, *a["src"].code,
+                                            *_level0(lw, call, a, "repeat", _STRIDES)], call.node)
+
+
+rule(lang.block_reduce_sum)(lambda lw, call: _block(lw, call, isa.OP_SUM))
+rule(lang.block_reduce_max)(lambda lw, call: _block(lw, call, isa.OP_MAX))
+rule(lang.block_reduce_min)(lambda lw, call: _block(lw, call, isa.OP_MIN))
+
+
+@rule(lang.pair_reduce_sum)
+def _pair_reduce_sum(lw, call: Call) -> None:
+    a = call.bind(lw, "dst, src, repeat_time, mask, dst_rep_stride, src_blk_stride, src_rep_stride, "
+                      "is_set_mask=True")
+    d = operands(lw, call, a, ("dst", "src"), FLOATS)
+    emit(lw, "vec_reduce", "pair_reduce_sum", ["_lm", "_st", half_flag(d), *a["dst"].code, *a["src"].code,
+                                               *_level0(lw, call, a, "repeat_time", _STRIDES)], call.node)
+
+
+# --------------------------------------------------------------------------- reduce_sum / reduce_max / reduce_min
+
+def _reduce(lw, call: Call, op: int) -> None:
+    index = "" if op == isa.OP_SUM else ", cal_index=False"
+    mask_form = len(call.args) >= 6 or has_any(call, "mask", "repeat_time", "src_rep_stride")
+    if mask_form:
+        a = call.bind(lw, f"dst, src, shared_tmp_buffer, mask, repeat_time, src_rep_stride{index}")
+    else:
+        a = call.bind(lw, f"dst, src, shared_tmp_buffer, count{index}")
+    d = operands(lw, call, a, ("dst", "src", "shared_tmp_buffer"), FLOATS)
+    cal = flag(lw, a["cal_index"], call.node, "cal_index") if "cal_index" in a else "0"
+    args = [str(op), half_flag(d), cal, *a["dst"].code, *a["src"].code, *a["shared_tmp_buffer"].code]
+    if mask_form:
+        emit(lw, "vec_reduce", "reduce_mask", [
+            "_lm", *args, *mask_operand(lw, a["mask"], call.node),
+            lw.int_expr(a["repeat_time"], call.node, "repeat_time"),
+            lw.int_expr(a["src_rep_stride"], call.node, "src_rep_stride")], call.node)
+    else:
+        emit(lw, "vec_reduce", "reduce_count", [
+            "_lm", "_st", *args, lw.int_expr(a["count"], call.node, "count")], call.node)
+
+
+rule(lang.reduce_sum)(lambda lw, call: _reduce(lw, call, isa.OP_SUM))
+rule(lang.reduce_max)(lambda lw, call: _reduce(lw, call, isa.OP_MAX))
+rule(lang.reduce_min)(lambda lw, call: _reduce(lw, call, isa.OP_MIN))
+

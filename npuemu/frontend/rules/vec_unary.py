@@ -1,1 +1,55 @@
-"""Rules for the vec_unary family (see docs/internals.md)."""
+"""Rules for the unary vector instructions (``abs``, ``exp``, ...).
+
+Forms: ``op(dst, src, count)`` and the level-0 forms ``op(dst, src, mask,
+repeat_times, repeat_params, is_set_mask=True)``; see
+:func:`.common.vector_form`.  As in pyasc the count form takes no
+``is_set_mask``.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ...language import dtype as dt
+from ...language import params as P
+from ...language import vec_unary as lang
+from ..registry import Call, rule
+from .common import check_dtype, emit_isa_plain, level0_args, local, plain_int, same_dtype, suffix, vector_form
+
+_FLOAT = (dt.float16, dt.float32)
+
+# name of the isa instruction and the dtypes Atlas A2 supports
+OPS = {
+    lang.abs: ("abs", _FLOAT),
+    lang.exp: ("exp", _FLOAT),
+    lang.ln: ("ln", _FLOAT),
+    lang.sqrt: ("sqrt", _FLOAT),
+    lang.rsqrt: ("rsqrt", _FLOAT),
+    lang.reciprocal: ("reciprocal", _FLOAT),
+    lang.relu: ("relu", (dt.float16, dt.float32, dt.int32)),
+    lang.bitwise_not: ("bitwise_not", (dt.int16, dt.uint16)),
+}
+
+
+def _unary(lw, call: Call, name: str, allowed: tuple[dt.DataType, ...]) -> None:
+    form, a = vector_form(lw, call, "dst, src", "count",
+                          "mask, repeat_times, repeat_params, is_set_mask=True")
+    dst, src = a["dst"], a["src"]
+    local(lw, dst, call.node, "dst")
+    local(lw, src, call.node, "src")
+    d = same_dtype(lw, name, call.node, ("dst", dst), ("src", src))
+    check_dtype(lw, name, d, allowed, call.node)
+    operands = ["_st", "_lm", *(plain_int(c) for c in (*dst.code, *src.code))]
+    if form == "count":
+        emit_isa_plain(lw, "vec_unary", f"{name}_{suffix(d)}",
+                       [*operands, plain_int(lw.int_expr(a["count"], call.node, "count"))], call.node)
+        return
+    emit_isa_plain(lw, "vec_unary", f"{name}_l0_{suffix(d)}",
+                   [*operands, *level0_args(lw, a, P.UnaryRepeatParams, call.node)], call.node)
+
+
+def _rule_for(name: str, allowed: tuple[dt.DataType, ...]) -> Callable:
+    return lambda lw, call: _unary(lw, call, name, allowed)
+
+
+for _stub, (_name, _allowed) in OPS.items():
+    rule(_stub)(_rule_for(_name, _allowed))

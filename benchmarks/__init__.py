@@ -1,0 +1,1 @@
+"""asv-style benchmarks of npuemu (``python benchmarks/run.py`` runs them without asv)."""

@@ -1,0 +1,205 @@
+"""Unary vector instructions: ``dst = f(src)`` element-wise on UB tensors.
+
+``abs``, ``exp``, ``ln``, ``sqrt``, ``rsqrt``, ``reciprocal``, ``relu`` and
+``bitwise_not``, each in the count form and the level-0 (mask/repeat) form
+with UnaryRepeatParams.  The loops and their specialisation follow
+:mod:`npuemu.isa.vec_binary`: one factory per form, the operation entering as
+an op code that :func:`apply` maps to one of the scalar functions in
+:data:`SCALAR`.
+
+Numerics.  ``abs``, ``relu``, ``sqrt`` and ``reciprocal`` are computed in
+float32 (float16 data widened exactly) and rounded once to the destination
+type; for these that is the correctly rounded IEEE result (float32 carries
+more than twice float16's precision, so rounding twice cannot differ).
+``exp``, ``ln`` and ``rsqrt`` are transcendental: the vector unit does not
+round them correctly either, and its exact results are not documented.  They
+are computed in float64 with the C library and rounded once to the
+destination type, which is the correctly rounded result in all but rare
+ties: expect hardware results to differ from npuemu's by an ulp or so.
+Special values follow IEEE: ``ln(0) = -inf``, ``ln(x < 0) = sqrt(x < 0) =
+NaN``, ``reciprocal(0) = inf``.  ``relu`` propagates NaN (undocumented on
+hardware).  ``bitwise_not`` works on the bits of int16/uint16.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, types
+from numba.extending import overload
+
+from ..numerics.half import f16_to_f32, f32_to_f16
+from . import vmask as vm
+from .common import as_type_of
+
+ABS, EXP, LN, SQRT, RSQRT, RECIPROCAL, RELU, NOT = range(8)
+WIDE = (EXP, LN, RSQRT)          # computed in float64
+
+# the scalar functions, one lane each: float lanes arrive as float32, WIDE ones return float64
+
+
+@njit(cache=True)
+def _abs(x):
+    return abs(x)
+
+
+@njit(cache=True)
+def _exp(x):
+    return math.exp(np.float64(x))
+
+
+@njit(cache=True, error_model="numpy")
+def _ln(x):
+    return math.log(np.float64(x))
+
+
+@njit(cache=True, error_model="numpy")
+def _sqrt(x):
+    return np.sqrt(x)
+
+
+@njit(cache=True, error_model="numpy")
+def _rsqrt(x):
+    return 1.0 / math.sqrt(np.float64(x))
+
+
+@njit(cache=True, error_model="numpy")
+def _reciprocal(x):
+    return as_type_of(1.0, x) / x
+
+
+@njit(cache=True)
+def _relu(x):
+    return x if x > 0 or x != x else as_type_of(0, x)
+
+
+@njit(cache=True)
+def _not(x):
+    return ~x
+
+
+SCALAR = {ABS: _abs, EXP: _exp, LN: _ln, SQRT: _sqrt, RSQRT: _rsqrt, RECIPROCAL: _reciprocal, RELU: _relu,
+          NOT: _not}
+
+
+def apply(op, x):
+    """``SCALAR[op](x)`` in compiled code, ``op`` being a compile-time constant."""
+    raise NotImplementedError("apply is only callable from compiled code")
+
+
+@overload(apply, prefer_literal=True, inline="always")
+def _apply(op, x):
+    if isinstance(op, types.IntegerLiteral):
+        fn = SCALAR[op.literal_value]
+        return lambda op, x: fn(x)
+    return None
+
+
+@njit(cache=True)
+def f64_to_f16(x):
+    """float64 -> float16 bits with a single rounding (to nearest even).
+
+    Rounds to float32 *to odd* first: that intermediate has more than
+    float16's precision plus two bits, so the final round to nearest even is
+    the same as rounding the float64 directly.
+    """
+    r = np.float32(x)
+    back = np.float64(r)
+    if back == x or r != r or np.isinf(r):
+        return f32_to_f16(r)
+    bits = r.view(np.uint32)
+    if abs(back) > abs(x):
+        bits = np.uint32(bits - 1)      # rounded away from zero: step back to the truncated value
+    return f32_to_f16(np.uint32(bits | 1).view(np.float32))
+
+
+def make_count_op(op, storage, half):
+    """``op(dst, src, count)`` for one storage dtype (float16: ``uint16`` and ``half``)."""
+    esize = np.dtype(storage).itemsize
+    wide = op in WIDE
+
+    @njit(cache=True, error_model="numpy")
+    def run(st, lm, dst, dst_len, src, src_len, count, loc):
+        vm.unary_count_checks(st, dst, dst_len, src, src_len, count, loc)
+        nb = count * esize
+        d = lm[dst:dst + nb].view(storage)
+        a = lm[src:src + nb].view(storage)
+        if half and wide:
+            for i in range(count):
+                d[i] = f64_to_f16(apply(op, f16_to_f32(a[i])))
+        elif half:
+            for i in range(count):
+                d[i] = f32_to_f16(apply(op, f16_to_f32(a[i])))
+        else:
+            for i in range(count):
+                d[i] = apply(op, a[i])
+        vm.count_form_done(st)
+
+    return run
+
+
+def make_level0_op(op, storage, half):
+    """``op(dst, src, mask, repeat_times, UnaryRepeatParams, is_set_mask)`` for one storage dtype."""
+    esize = np.dtype(storage).itemsize
+    epb = 32 // esize
+    lanes = 256 // esize
+    wide = op in WIDE
+
+    @njit(cache=True, error_model="numpy")
+    def run(st, lm, dst, dst_len, src, src_len, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat,
+            dblk, sblk, drep, srep, loc):
+        counter, lo, hi, repeats, total, top, every = vm.unary_plan(
+            st, dst, dst_len, src, src_len, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat,
+            dblk, sblk, drep, srep, esize, esize, loc)
+        d = lm[dst:dst + dst_len * esize].view(storage)
+        a = lm[src:src + src_len * esize].view(storage)
+        if every and dblk == 1 and sblk == 1 and drep == 8 and srep == 8:
+            runs, length, stride = vm.dense_runs(counter, repeats, total, top, lanes)
+            for r in range(runs):
+                dd = d[r * stride:r * stride + length]
+                aa = a[r * stride:r * stride + length]
+                for t in range(length):
+                    if half and wide:
+                        dd[t] = f64_to_f16(apply(op, f16_to_f32(aa[t])))
+                    elif half:
+                        dd[t] = f32_to_f16(apply(op, f16_to_f32(aa[t])))
+                    else:
+                        dd[t] = apply(op, aa[t])
+            return
+        on = vm.lane_table(lo, hi, lanes)
+        for r in range(repeats):
+            n = min(lanes, total - r * lanes) if counter else top
+            for e0 in range(0, n, epb):
+                m = min(epb, n - e0)
+                i = vm.element(r, e0, dblk, drep, epb)
+                j = vm.element(r, e0, sblk, srep, epb)
+                dd, aa = d[i:i + m], a[j:j + m]
+                for t in range(m):
+                    if every or on[e0 + t]:
+                        if half and wide:
+                            dd[t] = f64_to_f16(apply(op, f16_to_f32(aa[t])))
+                        elif half:
+                            dd[t] = f32_to_f16(apply(op, f16_to_f32(aa[t])))
+                        else:
+                            dd[t] = apply(op, aa[t])
+
+    return run
+
+
+_NAMES = {ABS: "abs", EXP: "exp", LN: "ln", SQRT: "sqrt", RSQRT: "rsqrt", RECIPROCAL: "reciprocal",
+          RELU: "relu", NOT: "bitwise_not"}
+_STORAGE = {"f16": (np.uint16, True), "f32": (np.float32, False), "i16": (np.int16, False),
+            "i32": (np.int32, False), "u16": (np.uint16, False)}
+
+# supported dtypes per operation on Atlas A2 (Ascend C API reference, "数据类型" of each instruction)
+DTYPES = {
+    ABS: ("f16", "f32"), EXP: ("f16", "f32"), LN: ("f16", "f32"), SQRT: ("f16", "f32"),
+    RSQRT: ("f16", "f32"), RECIPROCAL: ("f16", "f32"), RELU: ("f16", "f32", "i32"), NOT: ("i16", "u16"),
+}
+
+# module-level instructions <op>_<suffix> (count form) and <op>_l0_<suffix> (level 0)
+for _op, _dtypes in DTYPES.items():
+    for _suffix in _dtypes:
+        _storage, _half = _STORAGE[_suffix]
+        globals()[f"{_NAMES[_op]}_{_suffix}"] = make_count_op(_op, _storage, _half)
+        globals()[f"{_NAMES[_op]}_l0_{_suffix}"] = make_level0_op(_op, _storage, _half)
