@@ -12,6 +12,7 @@ chosen with :func:`set_default_platform` (pyasc's ``config.set_platform`` under
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from dataclasses import dataclass, field
 
@@ -47,7 +48,7 @@ class Platform:
             Hardware.FIXBUF: self.fixbuf_size,
         }.get(hw, 0)
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         """Stable text identifying every field, for kernel cache keys."""
         return repr(dataclasses.astuple(self))
