@@ -131,9 +131,43 @@ def cast(st, lm, dst, dst_len, src, src_len, code, mode, count, loc):
     V.check_count(count, loc)
     V.check_operand(st, dst, dst_len, count, V.DST, loc)
     V.check_operand(st, src, src_len, count, V.SRC, loc)
-    for i in range(count):
-        store_raw(lm, dst + i * d_es, d_es, convert(code, load_raw(lm, src + i * s_es, s_es, signed), mode))
+    if not _fast_cast(lm, dst, src, code, mode, count):
+        for i in range(count):
+            store_raw(lm, dst + i * d_es, d_es, convert(code, load_raw(lm, src + i * s_es, s_es, signed), mode))
     V.count_form_done(st)
+
+
+@njit(cache=True)
+def _fast_cast(lm, dst, src, code, mode, count):
+    """Typed loops for the conversions kernels use most (LLVM vectorises them); False if none applies.
+
+    Each uses the same conversion :func:`convert` uses for that pair, so the bits are identical.
+    """
+    if code == F16_F32:
+        s16 = lm[src:src + 2 * count].view(np.uint16)
+        d32 = lm[dst:dst + 4 * count].view(np.float32)
+        for i in range(count):
+            d32[i] = H.f16_to_f32(s16[i])
+        return True
+    if code == BF16_F32:
+        s16 = lm[src:src + 2 * count].view(np.uint16)
+        d32 = lm[dst:dst + 4 * count].view(np.uint32)
+        for i in range(count):
+            d32[i] = np.uint32(s16[i]) << np.uint32(16)
+        return True
+    if code == F32_F16 and (mode == R.RINT or mode == R.NONE):
+        s32 = lm[src:src + 4 * count].view(np.float32)
+        d16 = lm[dst:dst + 2 * count].view(np.uint16)
+        for i in range(count):
+            d16[i] = H.f32_to_f16(s32[i])
+        return True
+    if code == F32_BF16 and mode == R.RINT:
+        s32 = lm[src:src + 4 * count].view(np.float32)
+        d16 = lm[dst:dst + 2 * count].view(np.uint16)
+        for i in range(count):
+            d16[i] = H.f32_to_bf16(s32[i])
+        return True
+    return False
 
 
 @njit(cache=True, inline="always")
