@@ -108,7 +108,7 @@ class LayerNorm(_RatioBenchmark):
             c = x - mean
             var = np.mean(c * c, axis=1, keepdims=True)
             np.multiply(c / np.sqrt(var + np.float32(1e-5)), g, out=z)
-            z += b
+            np.add(z, b, out=z)
 
         self.emulate = lambda: ln_mod.layernorm(x, g, b, out=z)
         self.numpy = numpy_layernorm
