@@ -9,9 +9,9 @@ exception classes of :mod:`npuemu.errors`.
 from importlib import metadata as _metadata
 
 from .errors import (AlignmentError, BoundsError, CapacityError, DeadlockError, DivisionByZeroError,
-                     KernelCompileError, KernelFault, KernelTypeError, LaunchError, NpuemuError, ParamRangeError,
-                     PlatformError, PositionError, QueueError, RaceError, SourceLoc, SyncError, UnknownAPIError,
-                     UnsupportedSyntaxError)
+                     KernelCompileError, KernelFault, KernelTypeError, LaunchError, NpuemuError, OverlapError,
+                     ParamRangeError, PlatformError, PositionError, QueueError, RaceError, SourceLoc, SyncError,
+                     UnknownAPIError, UnsupportedSyntaxError)
 from .runtime.args import GMBuffer, gm_buffer
 
 try:
@@ -24,5 +24,5 @@ __all__ = [
     "NpuemuError", "LaunchError", "PlatformError",
     "KernelCompileError", "UnsupportedSyntaxError", "KernelTypeError", "UnknownAPIError",
     "KernelFault", "BoundsError", "AlignmentError", "CapacityError", "QueueError", "ParamRangeError",
-    "PositionError", "SyncError", "DivisionByZeroError", "DeadlockError", "RaceError",
+    "PositionError", "SyncError", "OverlapError", "DivisionByZeroError", "DeadlockError", "RaceError",
 ]

@@ -147,6 +147,12 @@ class SyncError(KernelFault):
     rule_name = "sync"
 
 
+class OverlapError(KernelFault):
+    """Operands an instruction requires to be disjoint share memory (e.g. ``brcb``'s src and dst)."""
+
+    rule_name = "operand overlap"
+
+
 class DivisionByZeroError(KernelFault):
     """Scalar ``/``, ``//`` or ``%`` by zero in kernel code."""
 

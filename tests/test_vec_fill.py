@@ -117,7 +117,7 @@ def test_brcb_faults():
     x = np.arange(1024).astype(np.float16)
     brcb_checked[1](x, 0, 512, 2, 1)                               # disjoint: fine
     np.testing.assert_array_equal(x[:256], np.repeat(np.arange(512, 528), 16).astype(np.float16))
-    with pytest.raises(isa.OverlapError, match="overlaps the destination block"):
+    with pytest.raises(errors.OverlapError, match="overlaps the destination block"):
         brcb_checked[1](x, 0, 16, 2, 1)
     with pytest.raises(errors.KernelFault, match="operand overlap"):
         brcb_checked[1](x, 256, 240, 3, 2)                         # src runs into the first written block

@@ -41,13 +41,6 @@ KIND_F16 = 2
 KIND_BF16 = 3
 
 
-
-class OverlapError(errors.KernelFault):
-    """Operands an instruction requires to be disjoint share memory (``brcb``'s src and dst)."""
-
-    rule_name = "operand overlap"
-
-
 F_FIELD = 420
 F_BRCB_BLK_ZERO = 421
 F_BRCB_OVERLAP = 422
@@ -63,7 +56,7 @@ register({
     F_BRCB_BLK_ZERO: (errors.ParamRangeError,
                       lambda a, b, c, env: "brcb: repeat_params.dst_blk_stride is 0, which the hardware leaves "
                                            "undefined (the 8 blocks of a repeat would land on one block)"),
-    F_BRCB_OVERLAP: (OverlapError,
+    F_BRCB_OVERLAP: (errors.OverlapError,
                      lambda a, b, c, env: f"brcb: src (UB bytes [{a}, {b})) overlaps the destination block at "
                                           f"UB byte {c}; src and dst must not overlap"),
     F_REPEAT: (errors.ParamRangeError,
