@@ -42,7 +42,7 @@ def launch_elementwise(kernel: Any, arrays: tuple[Any, ...], *extra: Any, scratc
     16-bit floats to float32 use ``scratch_f32`` float32 scratch tensors per tile.
     """
     first = arrays[0]
-    n = int(first.size)
+    n = int(as_array(first)[0].size)          # also for torch tensors
     d = kernel_dtype(first)
     per_elem = sum(BUFFER_NUM * kernel_dtype(a).sizeof() for a in arrays)
     if d.sizeof() == 2:
