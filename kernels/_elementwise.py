@@ -11,7 +11,7 @@ without the template.
 from __future__ import annotations
 
 import npuemu.asc as asc
-from npuemu.kernels._stream import core_slice, from_float, load_tile, store_tile, to_float
+from npuemu.kernels._stream import core_slice, from_float, global_slice, load_tile, store_tile, to_float
 from npuemu.tiling.elementwise import ElementwiseTiling
 
 BUFFER_NUM = 2
@@ -26,10 +26,8 @@ def _wide(d: asc.ConstExpr, widen_half: asc.ConstExpr):
 def unary_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, t: ElementwiseTiling, alpha: float,
                  compute: asc.ConstExpr, widen_half: asc.ConstExpr[bool]):
     start, length = core_slice(t.total, t.block_len)
-    xg = asc.GlobalTensor()
-    zg = asc.GlobalTensor()
-    xg.set_global_buffer(x + start, length)
-    zg.set_global_buffer(z + start, length)
+    xg = global_slice(x, start, length)
+    zg = global_slice(z, start, length)
     pipe = asc.TPipe()
     qx = asc.TQue(asc.TPosition.VECIN, BUFFER_NUM)
     qz = asc.TQue(asc.TPosition.VECOUT, BUFFER_NUM)
@@ -64,12 +62,9 @@ def unary_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, t: ElementwiseTilin
 def binary_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, t: ElementwiseTiling,
                   alpha: float, compute: asc.ConstExpr, widen_half: asc.ConstExpr[bool]):
     start, length = core_slice(t.total, t.block_len)
-    xg = asc.GlobalTensor()
-    yg = asc.GlobalTensor()
-    zg = asc.GlobalTensor()
-    xg.set_global_buffer(x + start, length)
-    yg.set_global_buffer(y + start, length)
-    zg.set_global_buffer(z + start, length)
+    xg = global_slice(x, start, length)
+    yg = global_slice(y, start, length)
+    zg = global_slice(z, start, length)
     pipe = asc.TPipe()
     qx = asc.TQue(asc.TPosition.VECIN, BUFFER_NUM)
     qy = asc.TQue(asc.TPosition.VECIN, BUFFER_NUM)

@@ -8,8 +8,8 @@ LayerNorm (subtract the mean, add beta) or RMSNorm.
 from __future__ import annotations
 
 import npuemu.asc as asc
-from npuemu.kernels._rows import load_rows, row_sum, rsqrt_scalar, store_rows
-from npuemu.kernels._stream import from_float, load, to_float
+from npuemu.kernels._rows import core_rows, load_rows, row_sum, rsqrt_scalar, store_rows
+from npuemu.kernels._stream import from_float, global_slice, load, to_float
 from npuemu.tiling.rows import RowTiling
 
 
@@ -30,16 +30,11 @@ def load_vector(dst: asc.LocalTensor, raw: asc.LocalTensor, src: asc.GlobalTenso
 @asc.jit
 def norm_kernel(x: asc.GlobalAddress, gamma: asc.GlobalAddress, beta: asc.GlobalAddress,
                 z: asc.GlobalAddress, t: RowTiling, center: asc.ConstExpr[bool]):
-    first = asc.get_block_idx() * t.rows_per_core
-    nrows = min(t.rows_per_core, t.rows - first)
-    xg = asc.GlobalTensor()
-    zg = asc.GlobalTensor()
-    gg = asc.GlobalTensor()
-    bg = asc.GlobalTensor()
-    xg.set_global_buffer(x + first * t.cols, nrows * t.cols)
-    zg.set_global_buffer(z + first * t.cols, nrows * t.cols)
-    gg.set_global_buffer(gamma, t.cols)
-    bg.set_global_buffer(beta, t.cols)
+    first, nrows = core_rows(t.rows, t.rows_per_core)
+    xg = global_slice(x, first * t.cols, nrows * t.cols)
+    zg = global_slice(z, first * t.cols, nrows * t.cols)
+    gg = global_slice(gamma, 0, t.cols)
+    bg = global_slice(beta, 0, t.cols)
     pipe = asc.TPipe()
     qx = asc.TQue(asc.TPosition.VECIN, 1)
     qz = asc.TQue(asc.TPosition.VECOUT, 1)

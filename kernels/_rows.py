@@ -10,6 +10,13 @@ import npuemu.asc as asc
 
 
 @asc.jit
+def core_rows(rows: int, rows_per_core: int):
+    """(first row, row count) of this core's share of ``rows``."""
+    first = asc.get_block_idx() * rows_per_core
+    return first, min(rows_per_core, rows - first)
+
+
+@asc.jit
 def load_rows(dst: asc.LocalTensor, src: asc.GlobalTensor, n: int, cols: int):
     asc.data_copy_pad(dst, src, asc.DataCopyExtParams(n, cols * src.dtype.sizeof(), 0, 0, 0),
                       asc.DataCopyPadExtParams(src.dtype, False, 0, 0, 0))

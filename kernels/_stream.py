@@ -18,6 +18,14 @@ def core_slice(total: int, block_len: int):
 
 
 @asc.jit
+def global_slice(addr: asc.GlobalAddress, start: int, length: int):
+    """A GlobalTensor over ``length`` elements from element ``start`` of ``addr``."""
+    g = asc.GlobalTensor()
+    g.set_global_buffer(addr + start, length)
+    return g
+
+
+@asc.jit
 def load(dst: asc.LocalTensor, src: asc.GlobalTensor, count: int):
     """Copy ``count`` elements GM -> UB; an unaligned tail goes through data_copy_pad."""
     nbytes = count * src.dtype.sizeof()

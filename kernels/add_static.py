@@ -22,7 +22,7 @@ import numpy as np
 
 import npuemu.asc as asc
 from npuemu.kernels._host import check_same, launch_elementwise
-from npuemu.kernels._stream import core_slice, load, store
+from npuemu.kernels._stream import core_slice, global_slice, load, store
 from npuemu.tiling.elementwise import ElementwiseTiling
 
 DTYPES = ("float32", "float16")
@@ -31,12 +31,9 @@ DTYPES = ("float32", "float16")
 @asc.jit
 def add_static_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, t: ElementwiseTiling):
     start, length = core_slice(t.total, t.block_len)
-    xg = asc.GlobalTensor()
-    yg = asc.GlobalTensor()
-    zg = asc.GlobalTensor()
-    xg.set_global_buffer(x + start, length)
-    yg.set_global_buffer(y + start, length)
-    zg.set_global_buffer(z + start, length)
+    xg = global_slice(x, start, length)
+    yg = global_slice(y, start, length)
+    zg = global_slice(z, start, length)
     region = 2 * t.tile_len * x.dtype.sizeof()
     lx = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, 0, 2 * t.tile_len)
     ly = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, region, 2 * t.tile_len)

@@ -12,7 +12,7 @@ import numpy as np
 
 import npuemu.asc as asc
 from npuemu.kernels._host import kernel_dtype, launch_elementwise
-from npuemu.kernels._stream import core_slice, load_tile, store_tile
+from npuemu.kernels._stream import core_slice, global_slice, load_tile, store_tile
 from npuemu.tiling.elementwise import ElementwiseTiling
 
 BUFFER_NUM = 2
@@ -22,10 +22,8 @@ DTYPES = ("float32", "float16", "bfloat16")
 @asc.jit
 def cast_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, t: ElementwiseTiling, mode: asc.ConstExpr):
     start, length = core_slice(t.total, t.block_len)
-    xg = asc.GlobalTensor()
-    zg = asc.GlobalTensor()
-    xg.set_global_buffer(x + start, length)
-    zg.set_global_buffer(z + start, length)
+    xg = global_slice(x, start, length)
+    zg = global_slice(z, start, length)
     pipe = asc.TPipe()
     qx = asc.TQue(asc.TPosition.VECIN, BUFFER_NUM)
     qz = asc.TQue(asc.TPosition.VECOUT, BUFFER_NUM)

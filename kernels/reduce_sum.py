@@ -14,8 +14,8 @@ import numpy as np
 
 import npuemu.asc as asc
 from npuemu.kernels._host import kernel_dtype
-from npuemu.kernels._rows import load_rows, read_scalar
-from npuemu.kernels._stream import store, to_float
+from npuemu.kernels._rows import core_rows, load_rows, read_scalar
+from npuemu.kernels._stream import global_slice, store, to_float
 from npuemu.tiling.rows import RowTiling, row_tiling
 
 DTYPES = ("float32", "float16", "bfloat16")
@@ -23,12 +23,9 @@ DTYPES = ("float32", "float16", "bfloat16")
 
 @asc.jit
 def reduce_sum_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, t: RowTiling):
-    first = asc.get_block_idx() * t.rows_per_core
-    nrows = min(t.rows_per_core, t.rows - first)
-    xg = asc.GlobalTensor()
-    zg = asc.GlobalTensor()
-    xg.set_global_buffer(x + first * t.cols, nrows * t.cols)
-    zg.set_global_buffer(z + first, nrows)
+    first, nrows = core_rows(t.rows, t.rows_per_core)
+    xg = global_slice(x, first * t.cols, nrows * t.cols)
+    zg = global_slice(z, first, nrows)
     pipe = asc.TPipe()
     qx = asc.TQue(asc.TPosition.VECIN, 1)
     qz = asc.TQue(asc.TPosition.VECOUT, 1)
