@@ -111,7 +111,7 @@ class JITFunction:
 
     def binary(self, kinds: tuple[ArgKind, ...], options: Options) -> KernelBinary:
         platform = get_platform(options.platform)
-        key = (kinds, options.resolved_kernel_type, platform.key)
+        key = (kinds, options.resolved_kernel_type, platform.key, options.check)
         b = self._binaries.get(key)
         if b is None:
             with self._lock:
@@ -162,7 +162,7 @@ class JITFunction:
         lw.flags["gm_count"] = len(gm_params)
         lw.lower_kernel(parsed, params)
         spec = ", ".join(f"{n}={_describe_kind(k)}" for n, k in zip(self.signature.parameters, kinds))
-        spec += f"; kernel_type={options.resolved_kernel_type.name}; platform={platform.name}"
+        spec += f"; kernel_type={options.resolved_kernel_type.name}; platform={platform.name}; check={options.check}"
         origin = f"{parsed.filename}:{parsed.first_line} ({self.__name__})"
         source = module_source(lw.em, lw.runtime_vars, arg_names, origin, spec, lw.epilogue,
                                generator=bool(lw.flags.get("blocking")))

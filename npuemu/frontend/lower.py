@@ -151,6 +151,37 @@ class Lowerer:
         """Evaluate ``value``'s runtime parts once into new variables (constants stay)."""
         return self._store(self._template(value, self.em.tmp(hint) + "_", keep_consts=True), value, None)
 
+    @property
+    def full_check(self) -> bool:
+        """Whether this binary is built for check level ``full`` (race, initialisation and DCache checks)."""
+        return getattr(self.options, "check", "default") == "full"
+
+    def local_access(self, pipe: int, addr: str, nbytes: str, write: bool, node: ast.AST | None) -> None:
+        """Declare that pipe ``pipe`` (an ``isa.hb`` pipe) reads/writes ``nbytes`` of local memory at ``addr``.
+
+        Only a ``full`` binary gets the check call; rules declare every operand of
+        every instruction so the race and initialisation checks see all accesses.
+        """
+        if self.full_check:
+            self.emit_isa("checks", "local_access", ["_st", "_sh", str(pipe), addr, nbytes, str(write)], node)
+
+    def gm_access(self, pipe: int, rid: str, off: str, nbytes: str, write: bool, node: ast.AST | None) -> None:
+        """Declare a DMA access of ``nbytes`` at byte ``off`` of GM region ``rid`` (see ``local_access``)."""
+        if self.full_check:
+            self.emit_isa("checks", "gm_access", ["_st", "_sh", "_gsh", "_dc", str(pipe), rid, off, nbytes,
+                                                  str(write)], node)
+
+    def wait_until(self, ready: str, node: ast.AST | None) -> None:
+        """Emit a cross-core wait: the core yields to the scheduler until the expression ``ready`` holds.
+
+        ``ready`` is re-evaluated every time the core is resumed; the yielded
+        value (the wait's source-location id + 1) tells the scheduler where the
+        core waits.  Any kernel containing a wait compiles as a generator.
+        """
+        self.flags["blocking"] = True
+        with self.em.block(f"while not ({ready}):"):
+            self.emit(f"yield np.int64({self.loc_id(node) + 1})")
+
     def u64_expr(self, v: Value, node: ast.AST | None, what: str = "value") -> str:
         """An integer as a signed 64-bit expression (constants >= 2**63 wrap, as the uint64 bits)."""
         if v.is_const and isinstance(v.const, int) and not isinstance(v.const, bool):

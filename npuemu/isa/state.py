@@ -13,6 +13,8 @@ BLOCK_NUM = 1
 CORE_TYPE = 2          # 0 = AIV, 1 = AIC
 SUB_BLOCK_IDX = 3
 SUB_BLOCK_NUM = 4
+CORE_SLOT = 5          # position of this core in the launch (indexes arrays shared by all cores)
+CHECK_FULL = 6         # 1 when the launch runs at check level "full"
 
 # vector mask registers
 MASK_MODE = 8          # 0 = normal, 1 = counter

@@ -37,7 +37,7 @@ CORE_TYPE_NAMES = ("AIV", "AIC")
 
 def print_launch_logs(binary: Any, cores: list[Any], states: list[tuple[np.ndarray, ...]], block_dim: int) -> None:
     """Print the log of every core of a launch that wrote one (``states`` holds ``(st, lm, log)``)."""
-    active = [(spec, st, log) for spec, (st, _, log) in zip(cores, states)
+    active = [(spec, st, log) for spec, (st, _, log, *_) in zip(cores, states)
               if st[S.LOG_CUR] or st[S.LOG_LOST]]
     for spec, st, log in active:
         print_core_log(spec, st, log, block_dim, binary.facts, kernel=binary.compiled.name,

@@ -16,6 +16,8 @@ import numpy as np
 
 from .. import errors
 from ..codegen.compiler import compile_numba
+from ..isa import dcache, hb
+from ..isa import state as S
 from ..isa.fault import FAULTS, Fault
 from ..isa.state import LOG_WORDS
 from ..language import dtype as dt
@@ -25,14 +27,23 @@ from .args import Region, region_for
 from .cores import CoreSpec, core_plan, new_core_state
 from .debuglog import print_launch_logs
 
-SYSTEM_REGION_BYTES = 64 * 1024   # npuemu's own GM buffer (workspace for soft syncs and the like)
+SYSTEM_REGION_BYTES = 64 * 1024
+_DUMMY = np.zeros(1, np.int64)      # stands in for arrays a launch does not use (never written)   # npuemu's own GM buffer (workspace for soft syncs and the like)
 
 
 class FaultContext:
     """Names for fault messages: regions, positions, memories, dtypes."""
 
-    def __init__(self, regions: list[Region]):
+    def __init__(self, regions: list[Region], locs: list[Any] = ()):
         self.regions = regions
+        self.locs = locs
+
+    def source(self, loc_id: int) -> str:
+        """``file:line: source`` of another instruction (e.g. the other side of a race)."""
+        if 0 <= loc_id < len(self.locs):
+            loc = self.locs[loc_id]
+            return f"{loc.short()} `{loc.line_text.strip()}`"
+        return f"location {loc_id}"
 
     def region(self, rid: int) -> str:
         if 0 <= rid < len(self.regions):
@@ -96,19 +107,28 @@ def run(binary: Any, values: dict[str, Any], block_dim: int, options: Options) -
     gm = tuple(r.bytes for r in regions)
     cores = core_plan(binary.kernel_type, block_dim)
     uses_log = bool(binary.facts.get("uses_log"))
+    full = options.check == "full"
+    gsh = tuple(np.zeros(hb.gm_words(r.bytes.size, i == len(regions) - 1, len(cores)), np.int64) if full
+                else _DUMMY for i, r in enumerate(regions))
+    dc = np.zeros(dcache.dc_bytes(len(cores)), np.uint8)
     states = []
-    for spec in cores:
+    for slot, spec in enumerate(cores):
         st, lm = new_core_state(spec, binary.platform)
-        log = np.zeros(LOG_WORDS if uses_log else 1, np.int64)
-        states.append((st, lm, log))
+        st[S.CORE_SLOT] = slot
+        st[S.CHECK_FULL] = full
+        log = np.zeros(LOG_WORDS, np.int64) if uses_log else _DUMMY
+        sh = np.zeros(hb.core_words(len(cores), lm.size), np.int64) if full else _DUMMY
+        states.append((st, lm, log, sh))
     if options.debug:
         fn = binary.compiled.python_fn
     else:
-        st0, lm0, log0 = states[0]
-        fn = compile_numba(binary.compiled, (st0, lm0, gm, log0, *scalars))
-    ctx = FaultContext(regions)
+        st0, lm0, log0, sh0 = states[0]
+        fn = compile_numba(binary.compiled, (st0, lm0, gm, log0, sh0, gsh, dc, *scalars))
+    ctx = FaultContext(regions, binary.compiled.locs)
     try:
-        _schedule(fn, binary, cores, states, gm, scalars, ctx, parallel=not options.debug)
+        # the race checker and cross-core waits need one core at a time; the rest runs in parallel
+        serial = options.debug or full or bool(binary.facts.get("blocking"))
+        _schedule(fn, binary, cores, states, (gm, gsh, dc), scalars, ctx, parallel=not serial)
     finally:
         for r in regions:
             r.finish()
@@ -117,7 +137,8 @@ def run(binary: Any, values: dict[str, Any], block_dim: int, options: Options) -
 
 
 def _schedule(fn: Any, binary: Any, cores: list[CoreSpec], states: list[tuple[np.ndarray, ...]],
-              gm: tuple[np.ndarray, ...], scalars: list[Any], ctx: FaultContext, parallel: bool) -> None:
+              shared: tuple[tuple[np.ndarray, ...], ...], scalars: list[Any], ctx: FaultContext,
+              parallel: bool) -> None:
     """Run every core to completion.
 
     Each round resumes every live core until it yields (a cross-core wait) or
@@ -127,9 +148,9 @@ def _schedule(fn: Any, binary: Any, cores: list[CoreSpec], states: list[tuple[np
     """
     if not binary.facts.get("blocking"):
         # no core ever waits for another: each runs start to finish in one call
-        gens = [_PlainCore(fn, (st, lm, gm, log, *scalars)) for st, lm, log in states]
+        gens = [_PlainCore(fn, _core_args(state, shared, scalars)) for state in states]
     else:
-        gens = [fn(st, lm, gm, log, *scalars) for st, lm, log in states]
+        gens = [fn(*_core_args(state, shared, scalars)) for state in states]
     live = list(range(len(cores)))
     while live:
         outcomes = _run_round(gens, live, parallel)
@@ -138,6 +159,14 @@ def _schedule(fn: Any, binary: Any, cores: list[CoreSpec], states: list[tuple[np
             i, exc = min(faulted, key=lambda f: f[0])
             _raise_fault(exc, binary, cores[i], ctx)
         live = [i for i, (kind, request) in zip(live, outcomes) if kind == "yield" and request != 0]
+
+
+def _core_args(state: tuple[np.ndarray, ...], shared: tuple[tuple[np.ndarray, ...], ...],
+               scalars: list[Any]) -> tuple[Any, ...]:
+    """Arguments of one kernel instance, in the order of ``codegen.module.CORE_ARRAYS``."""
+    st, lm, log, sh = state
+    gm, gsh, dc = shared
+    return (st, lm, gm, log, sh, gsh, dc, *scalars)
 
 
 class _PlainCore:
