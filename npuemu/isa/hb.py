@@ -16,6 +16,8 @@ nothing here is called.
 """
 from __future__ import annotations
 
+from numba import njit
+
 # pipes, in the order of the clock vectors (PipeID values differ: see PIPE_OF)
 S, V, M, MTE1, MTE2, MTE3, FIX = range(7)
 N_PIPES = 7
@@ -29,3 +31,22 @@ def core_words(ncores: int, lm_bytes: int) -> int:
 def gm_words(nbytes: int, system: bool, ncores: int) -> int:
     """Size in int64 words of one GM region's shadow at check level ``full``."""
     return 1
+
+
+# --------------------------------------------------------------------------- cross-core sync objects
+# Cross-core primitives (sync_all, cross_core_set_flag/wait_flag, ib_set/ib_wait, ...) publish the
+# issuing pipe's clock into a sync object when they release and join it when they acquire, so GM
+# accesses ordered by them are not reported as races.  Object ids are allocated by the cross-core
+# instructions; MAX_SYNC_OBJECTS bounds them.
+
+MAX_SYNC_OBJECTS = 256
+
+
+@njit(cache=True)
+def release(st, sh, gsh, pipe, obj, loc):
+    """Pipe ``pipe`` of this core releases sync object ``obj`` (its past accesses become visible)."""
+
+
+@njit(cache=True)
+def acquire(st, sh, gsh, pipe, obj, loc):
+    """Pipe ``pipe`` of this core acquires ``obj``: it is now ordered after every release of it."""
