@@ -11,10 +11,9 @@ without the template.
 from __future__ import annotations
 
 import npuemu.asc as asc
-from npuemu.kernels._stream import core_slice, from_float, global_slice, load_tile, store_tile, to_float
-from npuemu.tiling.elementwise import ElementwiseTiling
-
-BUFFER_NUM = 2
+from npuemu.kernels._stream import (core_tiles, from_float, global_slice, load_tile, store_tile, tile_extent,
+                                    to_float)
+from npuemu.tiling.elementwise import BUFFER_NUM, ElementwiseTiling
 
 
 @asc.jit
@@ -25,27 +24,27 @@ def _wide(d: asc.ConstExpr, widen_half: asc.ConstExpr):
 @asc.jit
 def unary_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, t: ElementwiseTiling, alpha: float,
                  compute: asc.ConstExpr, widen_half: asc.ConstExpr[bool]):
-    start, length = core_slice(t.total, t.block_len)
+    start, length, tiles, tile_len, last_len = core_tiles(t)
+    buf_len = max(tile_len, last_len)
     xg = global_slice(x, start, length)
     zg = global_slice(z, start, length)
     pipe = asc.TPipe()
     qx = asc.TQue(asc.TPosition.VECIN, BUFFER_NUM)
     qz = asc.TQue(asc.TPosition.VECOUT, BUFFER_NUM)
-    pipe.init_buffer(qx, BUFFER_NUM, t.tile_len * x.dtype.sizeof())
-    pipe.init_buffer(qz, BUFFER_NUM, t.tile_len * z.dtype.sizeof())
+    pipe.init_buffer(qx, BUFFER_NUM, buf_len * x.dtype.sizeof())
+    pipe.init_buffer(qz, BUFFER_NUM, buf_len * z.dtype.sizeof())
     wide = _wide(x.dtype, widen_half)
     if wide:
         calc = asc.TBuf(asc.TPosition.VECCALC)
-        pipe.init_buffer(calc, 2 * t.tile_len * 4)
-    for i in range(asc.ceildiv(length, t.tile_len)):
-        off = i * t.tile_len
-        count = min(t.tile_len, length - off)
+        pipe.init_buffer(calc, 2 * buf_len * 4)
+    for i in range(tiles + (1 if last_len > 0 else 0)):
+        off, count = tile_extent(i, tiles, tile_len, last_len, length)
         load_tile(qx, xg[off:], count)
         lx = qx.deque(x.dtype)
         lz = qz.alloc_tensor(z.dtype)
         if wide:
-            fx = calc.get_with_offset(t.tile_len, 0, asc.float32)
-            fz = calc.get_with_offset(t.tile_len, t.tile_len * 4, asc.float32)
+            fx = calc.get_with_offset(buf_len, 0, asc.float32)
+            fz = calc.get_with_offset(buf_len, buf_len * 4, asc.float32)
             to_float(fx, lx, count)
             asc.pipe_barrier(asc.PipeID.PIPE_V)
             compute(fz, fx, alpha, count)
@@ -61,7 +60,8 @@ def unary_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, t: ElementwiseTilin
 @asc.jit
 def binary_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, t: ElementwiseTiling,
                   alpha: float, compute: asc.ConstExpr, widen_half: asc.ConstExpr[bool]):
-    start, length = core_slice(t.total, t.block_len)
+    start, length, tiles, tile_len, last_len = core_tiles(t)
+    buf_len = max(tile_len, last_len)
     xg = global_slice(x, start, length)
     yg = global_slice(y, start, length)
     zg = global_slice(z, start, length)
@@ -69,25 +69,24 @@ def binary_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddre
     qx = asc.TQue(asc.TPosition.VECIN, BUFFER_NUM)
     qy = asc.TQue(asc.TPosition.VECIN, BUFFER_NUM)
     qz = asc.TQue(asc.TPosition.VECOUT, BUFFER_NUM)
-    pipe.init_buffer(qx, BUFFER_NUM, t.tile_len * x.dtype.sizeof())
-    pipe.init_buffer(qy, BUFFER_NUM, t.tile_len * y.dtype.sizeof())
-    pipe.init_buffer(qz, BUFFER_NUM, t.tile_len * z.dtype.sizeof())
+    pipe.init_buffer(qx, BUFFER_NUM, buf_len * x.dtype.sizeof())
+    pipe.init_buffer(qy, BUFFER_NUM, buf_len * y.dtype.sizeof())
+    pipe.init_buffer(qz, BUFFER_NUM, buf_len * z.dtype.sizeof())
     wide = _wide(x.dtype, widen_half)
     if wide:
         calc = asc.TBuf(asc.TPosition.VECCALC)
-        pipe.init_buffer(calc, 3 * t.tile_len * 4)
-    for i in range(asc.ceildiv(length, t.tile_len)):
-        off = i * t.tile_len
-        count = min(t.tile_len, length - off)
+        pipe.init_buffer(calc, 3 * buf_len * 4)
+    for i in range(tiles + (1 if last_len > 0 else 0)):
+        off, count = tile_extent(i, tiles, tile_len, last_len, length)
         load_tile(qx, xg[off:], count)
         load_tile(qy, yg[off:], count)
         lx = qx.deque(x.dtype)
         ly = qy.deque(y.dtype)
         lz = qz.alloc_tensor(z.dtype)
         if wide:
-            fx = calc.get_with_offset(t.tile_len, 0, asc.float32)
-            fy = calc.get_with_offset(t.tile_len, t.tile_len * 4, asc.float32)
-            fz = calc.get_with_offset(t.tile_len, 2 * t.tile_len * 4, asc.float32)
+            fx = calc.get_with_offset(buf_len, 0, asc.float32)
+            fy = calc.get_with_offset(buf_len, buf_len * 4, asc.float32)
+            fz = calc.get_with_offset(buf_len, 2 * buf_len * 4, asc.float32)
             to_float(fx, lx, count)
             to_float(fy, ly, count)
             asc.pipe_barrier(asc.PipeID.PIPE_V)

@@ -1,4 +1,4 @@
-"""Host-side helpers of the bundled kernels: argument checks, tiling and launch, references."""
+"""Host-side helpers of the bundled kernels: argument checks, tiling and launch (``run_op``), references."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -6,11 +6,11 @@ from typing import Any, Callable
 import numpy as np
 
 from npuemu.errors import LaunchError
+from npuemu.host import TilingResult, run_op
 from npuemu.language import dtype as dt
 from npuemu.runtime.args import as_array
 from npuemu.tiling.elementwise import elementwise_tiling
-
-BUFFER_NUM = 2
+from npuemu.tiling.rows import row_tiling
 
 try:
     import ml_dtypes
@@ -34,22 +34,34 @@ def check_same(op: str, *arrays: np.ndarray) -> None:
                               f"and {a.dtype}{list(a.shape)}")
 
 
-def launch_elementwise(kernel: Any, arrays: tuple[Any, ...], *extra: Any, scratch_f32: int = 0,
-                       core_num: int | None = None, **launch: Any) -> None:
-    """Tile ``arrays`` (all the same length) and launch ``kernel(*arrays, tiling, *extra)``.
+def launch_elementwise(kernel: Any, arrays: tuple[Any, ...], *extra: Any, scratch_f32: int = 0, widen: bool = False,
+                       core_num: int | None = None, platform: Any = None, **launch: Any) -> TilingResult:
+    """Tile ``arrays`` (inputs, then the output; all the same length) and launch ``kernel(*arrays, tiling, *extra)``.
 
     Every array streams through a double-buffered UB queue; kernels that widen
-    16-bit floats to float32 use ``scratch_f32`` float32 scratch tensors per tile.
+    16-bit floats to float32 use ``scratch_f32`` float32 scratch tensors per
+    tile.  ``widen`` selects the tiling key of a kernel's widening branch.
     """
-    first = arrays[0]
-    n = int(as_array(first)[0].size)          # also for torch tensors
-    d = kernel_dtype(first)
-    per_elem = sum(BUFFER_NUM * kernel_dtype(a).sizeof() for a in arrays)
-    if d.sizeof() == 2:
-        per_elem += 4 * scratch_f32
-    tiling, cores = elementwise_tiling(n, d.sizeof(), per_elem, platform=launch.get("platform"),
-                                       max_cores=core_num)
-    kernel[cores](*arrays, tiling, *extra, **launch)
+    d = kernel_dtype(arrays[0])
+    scratch = 4 * scratch_f32 if d.sizeof() == 2 else 0
+    return run_op(kernel, elementwise_tiling, arrays[:-1], arrays[-1:], args=extra, platform=platform,
+                  core_num=core_num, attrs={"scratch_bytes_per_element": scratch, "widen": widen}, **launch)
+
+
+def launch_rows(kernel: Any, inputs: tuple[Any, ...], output: Any, *extra: Any, core_num: int | None = None,
+                platform: Any = None, **launch: Any) -> TilingResult:
+    """Tile a row-wise op on ``inputs[0]`` and launch ``kernel(*inputs, output, tiling, *extra)``.
+
+    Launch keywords that are not options are tiling attributes
+    (``tile_bytes_per_element``, ``scratch_bytes_per_col``, ``fixed_bytes``,
+    ``eps``, ``split_cols``; see tiling/rows.py).
+    """
+    attrs = {k: launch.pop(k) for k in list(launch) if k in _ROW_ATTRS}
+    return run_op(kernel, row_tiling, inputs, (output,), args=extra, platform=platform, core_num=core_num,
+                  attrs=attrs, **launch)
+
+
+_ROW_ATTRS = frozenset({"tile_bytes_per_element", "scratch_bytes_per_col", "fixed_bytes", "eps", "split_cols"})
 
 
 def bf16_reference(fn: Callable[..., np.ndarray], *arrays: np.ndarray) -> np.ndarray:

@@ -30,7 +30,7 @@ def load_vector(dst: asc.LocalTensor, raw: asc.LocalTensor, src: asc.GlobalTenso
 @asc.jit
 def norm_kernel(x: asc.GlobalAddress, gamma: asc.GlobalAddress, beta: asc.GlobalAddress,
                 z: asc.GlobalAddress, t: RowTiling, center: asc.ConstExpr[bool]):
-    first, nrows = core_rows(t.rows, t.rows_per_core)
+    first, nrows = core_rows(t)
     xg = global_slice(x, first * t.cols, nrows * t.cols)
     zg = global_slice(z, first * t.cols, nrows * t.cols)
     gg = global_slice(gamma, 0, t.cols)

@@ -7,13 +7,20 @@ starts at element ``j * cols_padded`` and every row is a valid vector operand.
 from __future__ import annotations
 
 import npuemu.asc as asc
+from npuemu.tiling.rows import RowTiling
 
 
 @asc.jit
-def core_rows(rows: int, rows_per_core: int):
-    """(first row, row count) of this core's share of ``rows``."""
-    first = asc.get_block_idx() * rows_per_core
-    return first, min(rows_per_core, rows - first)
+def core_rows(t: RowTiling):
+    """(first row, row count) of this core: cores below ``former_num`` take ``former_rows``, the rest ``tail_rows``."""
+    idx = asc.get_block_idx()
+    if idx < t.former_num:
+        first = idx * t.former_rows
+        count = t.former_rows
+    else:
+        first = t.former_num * t.former_rows + (idx - t.former_num) * t.tail_rows
+        count = t.tail_rows
+    return first, count
 
 
 @asc.jit

@@ -7,14 +7,40 @@ number of 32-byte blocks (the tail of a core's slice) moves with
 from __future__ import annotations
 
 import npuemu.asc as asc
+from npuemu.tiling.elementwise import ElementwiseTiling
 
 
 @asc.jit
-def core_slice(total: int, block_len: int):
-    """(first element, element count) of this core's slice of ``total`` elements."""
-    start = asc.get_block_idx() * block_len
-    length = min(block_len, total - start)
-    return start, length
+def core_tiles(t: ElementwiseTiling):
+    """This core's slice of an elementwise tiling (tiling/elementwise.py).
+
+    Returns (first element, element count, full tiles, tile length, last tile
+    length).  Cores below ``former_num`` take ``former_length`` elements, the
+    others ``tail_length``; the count is clipped to the tensor (the split is in
+    whole 32-byte blocks).
+    """
+    idx = asc.get_block_idx()
+    if idx < t.former_num:
+        start = idx * t.former_length
+        block = t.former_length
+        tiles = t.former_tile_num
+        tile_len = t.former_tile_length
+        last_len = t.former_last_tile_length
+    else:
+        start = t.former_num * t.former_length + (idx - t.former_num) * t.tail_length
+        block = t.tail_length
+        tiles = t.tail_tile_num
+        tile_len = t.tail_tile_length
+        last_len = t.tail_last_tile_length
+    return start, min(block, t.total_length - start), tiles, tile_len, last_len
+
+
+@asc.jit
+def tile_extent(i: int, tiles: int, tile_len: int, last_len: int, length: int):
+    """(offset, count) of tile ``i``: ``tiles`` full tiles, then the last one, clipped to ``length``."""
+    off = i * tile_len
+    count = tile_len if i < tiles else last_len
+    return off, min(count, length - off)
 
 
 @asc.jit

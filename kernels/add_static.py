@@ -22,7 +22,7 @@ import numpy as np
 
 import npuemu.asc as asc
 from npuemu.kernels._host import check_same, launch_elementwise
-from npuemu.kernels._stream import core_slice, global_slice, load, store
+from npuemu.kernels._stream import core_tiles, global_slice, load, store, tile_extent
 from npuemu.tiling.elementwise import ElementwiseTiling
 
 DTYPES = ("float32", "float16")
@@ -30,20 +30,20 @@ DTYPES = ("float32", "float16")
 
 @asc.jit
 def add_static_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, t: ElementwiseTiling):
-    start, length = core_slice(t.total, t.block_len)
+    start, length, full, tile_len, last_len = core_tiles(t)
+    buf_len = max(tile_len, last_len)
     xg = global_slice(x, start, length)
     yg = global_slice(y, start, length)
     zg = global_slice(z, start, length)
-    region = 2 * t.tile_len * x.dtype.sizeof()
-    lx = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, 0, 2 * t.tile_len)
-    ly = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, region, 2 * t.tile_len)
-    lz = asc.LocalTensor(x.dtype, asc.TPosition.VECOUT, 2 * region, 2 * t.tile_len)
-    tiles = asc.ceildiv(length, t.tile_len)
+    region = 2 * buf_len * x.dtype.sizeof()
+    lx = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, 0, 2 * buf_len)
+    ly = asc.LocalTensor(x.dtype, asc.TPosition.VECIN, region, 2 * buf_len)
+    lz = asc.LocalTensor(x.dtype, asc.TPosition.VECOUT, 2 * region, 2 * buf_len)
+    tiles = full + (1 if last_len > 0 else 0)
     for i in range(tiles):
         b = i % 2
-        off = i * t.tile_len
-        count = min(t.tile_len, length - off)
-        half = b * t.tile_len
+        off, count = tile_extent(i, full, tile_len, last_len, length)
+        half = b * buf_len
         if i >= 2:
             asc.wait_flag(asc.HardEvent.V_MTE2, b)
         load(lx[half:], xg[off:], count)

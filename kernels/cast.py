@@ -12,26 +12,25 @@ import numpy as np
 
 import npuemu.asc as asc
 from npuemu.kernels._host import kernel_dtype, launch_elementwise
-from npuemu.kernels._stream import core_slice, global_slice, load_tile, store_tile
-from npuemu.tiling.elementwise import ElementwiseTiling
+from npuemu.kernels._stream import core_tiles, global_slice, load_tile, store_tile, tile_extent
+from npuemu.tiling.elementwise import BUFFER_NUM, ElementwiseTiling
 
-BUFFER_NUM = 2
 DTYPES = ("float32", "float16", "bfloat16")
 
 
 @asc.jit
 def cast_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, t: ElementwiseTiling, mode: asc.ConstExpr):
-    start, length = core_slice(t.total, t.block_len)
+    start, length, tiles, tile_len, last_len = core_tiles(t)
+    buf_len = max(tile_len, last_len)
     xg = global_slice(x, start, length)
     zg = global_slice(z, start, length)
     pipe = asc.TPipe()
     qx = asc.TQue(asc.TPosition.VECIN, BUFFER_NUM)
     qz = asc.TQue(asc.TPosition.VECOUT, BUFFER_NUM)
-    pipe.init_buffer(qx, BUFFER_NUM, t.tile_len * x.dtype.sizeof())
-    pipe.init_buffer(qz, BUFFER_NUM, t.tile_len * z.dtype.sizeof())
-    for i in range(asc.ceildiv(length, t.tile_len)):
-        off = i * t.tile_len
-        count = min(t.tile_len, length - off)
+    pipe.init_buffer(qx, BUFFER_NUM, buf_len * x.dtype.sizeof())
+    pipe.init_buffer(qz, BUFFER_NUM, buf_len * z.dtype.sizeof())
+    for i in range(tiles + (1 if last_len > 0 else 0)):
+        off, count = tile_extent(i, tiles, tile_len, last_len, length)
         load_tile(qx, xg[off:], count)
         lx = qx.deque(x.dtype)
         lz = qz.alloc_tensor(z.dtype)

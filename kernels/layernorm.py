@@ -5,23 +5,22 @@ from typing import Any
 
 import numpy as np
 
-from npuemu.kernels._host import kernel_dtype
+from npuemu.kernels._host import kernel_dtype, launch_rows
 from npuemu.kernels._norm import norm_kernel
-from npuemu.tiling.rows import row_tiling
 
 DTYPES = ("float32", "float16", "bfloat16")
 
 
 def layernorm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-5,
-              out: np.ndarray | None = None, *, core_num: int | None = None, **launch: Any) -> np.ndarray:
+              out: np.ndarray | None = None, **launch: Any) -> np.ndarray:
     """LayerNorm of a 2-D array over its last axis, on the emulated NPU."""
     if x.ndim != 2 or gamma.shape != (x.shape[1],) or beta.shape != gamma.shape:
         raise ValueError("layernorm expects x (rows, cols), gamma (cols,), beta (cols,)")
     z = np.empty_like(x) if out is None else out
     size = kernel_dtype(x).sizeof()
-    tiling, cores = row_tiling(x.shape[0], x.shape[1], size, 2 * size, fixed_ub_bytes=6 * (x.shape[1] + 8) * 4 + 64,
-                               platform=launch.get("platform"), max_cores=core_num, eps=eps)
-    norm_kernel[cores](x, gamma, beta, z, tiling, True, **launch)
+    # UB: input and output tiles, six float32 work rows (row, square, work, gamma, beta, raw), temporaries
+    launch_rows(norm_kernel, (x, gamma, beta), z, True, tile_bytes_per_element=2 * size, scratch_bytes_per_col=24,
+                fixed_bytes=96, eps=eps, **launch)
     return z
 
 

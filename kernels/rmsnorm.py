@@ -5,23 +5,22 @@ from typing import Any
 
 import numpy as np
 
-from npuemu.kernels._host import kernel_dtype
+from npuemu.kernels._host import kernel_dtype, launch_rows
 from npuemu.kernels._norm import norm_kernel
-from npuemu.tiling.rows import row_tiling
 
 DTYPES = ("float32", "float16", "bfloat16")
 
 
-def rmsnorm(x: np.ndarray, gamma: np.ndarray, eps: float = 1e-6, out: np.ndarray | None = None, *,
-            core_num: int | None = None, **launch: Any) -> np.ndarray:
+def rmsnorm(x: np.ndarray, gamma: np.ndarray, eps: float = 1e-6, out: np.ndarray | None = None,
+            **launch: Any) -> np.ndarray:
     """RMSNorm of a 2-D array over its last axis, on the emulated NPU."""
     if x.ndim != 2 or gamma.shape != (x.shape[1],):
         raise ValueError("rmsnorm expects x (rows, cols) and gamma (cols,)")
     z = np.empty_like(x) if out is None else out
     size = kernel_dtype(x).sizeof()
-    tiling, cores = row_tiling(x.shape[0], x.shape[1], size, 2 * size, fixed_ub_bytes=6 * (x.shape[1] + 8) * 4 + 64,
-                               platform=launch.get("platform"), max_cores=core_num, eps=eps)
-    norm_kernel[cores](x, gamma, gamma, z, tiling, False, **launch)
+    # UB as layernorm's; gamma stands in for the unused beta
+    launch_rows(norm_kernel, (x, gamma, gamma), z, False, tile_bytes_per_element=2 * size, scratch_bytes_per_col=24,
+                fixed_bytes=96, eps=eps, **launch)
     return z
 
 

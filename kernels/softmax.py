@@ -10,17 +10,17 @@ from typing import Any
 import numpy as np
 
 import npuemu.asc as asc
-from npuemu.kernels._host import kernel_dtype
+from npuemu.kernels._host import kernel_dtype, launch_rows
 from npuemu.kernels._rows import core_rows, load_rows, row_max, row_sum, store_rows
 from npuemu.kernels._stream import from_float, global_slice, to_float
-from npuemu.tiling.rows import RowTiling, row_tiling
+from npuemu.tiling.rows import RowTiling
 
 DTYPES = ("float32", "float16", "bfloat16")
 
 
 @asc.jit
 def softmax_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, t: RowTiling):
-    first, nrows = core_rows(t.rows, t.rows_per_core)
+    first, nrows = core_rows(t)
     xg = global_slice(x, first * t.cols, nrows * t.cols)
     zg = global_slice(z, first * t.cols, nrows * t.cols)
     pipe = asc.TPipe()
@@ -69,16 +69,15 @@ def softmax_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, t: RowTiling):
         qz.free_tensor(lz)
 
 
-def softmax(x: np.ndarray, out: np.ndarray | None = None, *, core_num: int | None = None,
-            **launch: Any) -> np.ndarray:
+def softmax(x: np.ndarray, out: np.ndarray | None = None, **launch: Any) -> np.ndarray:
     """Softmax over the last axis of a 2-D array, on the emulated NPU."""
     if x.ndim != 2:
         raise ValueError("softmax expects a 2-D (rows, cols) array")
     z = np.empty_like(x) if out is None else out
     size = kernel_dtype(x).sizeof()
-    tiling, cores = row_tiling(x.shape[0], x.shape[1], size, 2 * size, fixed_ub_bytes=2 * x.shape[1] * 4 + 96,
-                               platform=launch.get("platform"), max_cores=core_num)
-    softmax_kernel[cores](x, z, tiling, **launch)
+    # UB: input and output tiles, two float32 work rows, 32-byte temporaries
+    launch_rows(softmax_kernel, (x,), z, tile_bytes_per_element=2 * size, scratch_bytes_per_col=8, fixed_bytes=96,
+                **launch)
     return z
 
 

@@ -8,10 +8,11 @@ exception classes of :mod:`npuemu.errors`.
 """
 from importlib import metadata as _metadata
 
-from .errors import (AlignmentError, BoundsError, CapacityError, DeadlockError, DivisionByZeroError,
-                     KernelCompileError, KernelFault, KernelTypeError, LaunchError, NpuemuError, OverlapError,
-                     ParamRangeError, PlatformError, PositionError, QueueError, RaceError, SourceLoc, SyncError,
-                     UnknownAPIError, UnsupportedSyntaxError)
+from .errors import (AlignmentError, BoundsError, CapacityError, DCacheError, DeadlockError,
+                     DivisionByZeroError, KernelCompileError, KernelFault, KernelTypeError, LaunchError,
+                     NpuemuError, OverlapError, ParamRangeError, PlatformError, PositionError, QueueError,
+                     RaceError, SourceLoc, SyncError, UninitializedReadError, UnknownAPIError,
+                     UnsupportedSyntaxError)
 from .runtime.args import GMBuffer, gm_buffer
 
 try:
@@ -25,4 +26,5 @@ __all__ = [
     "KernelCompileError", "UnsupportedSyntaxError", "KernelTypeError", "UnknownAPIError",
     "KernelFault", "BoundsError", "AlignmentError", "CapacityError", "QueueError", "ParamRangeError",
     "PositionError", "SyncError", "OverlapError", "DivisionByZeroError", "DeadlockError", "RaceError",
+    "DCacheError", "UninitializedReadError",
 ]

@@ -15,7 +15,7 @@ from .language.enums import (CMPMODE, BlockMode, CacheLine, CacheMode, CacheRwMo
                              MemDsbT, PipeID, QuantModes, ReduceOrder, RoundMode, SelMode, TPosition,
                              TransposeType, pad_t)
 from .language.params import *
-from .language.struct import Field, Struct, StructField
+from .language.struct import ArrayField, Field, Struct, StructField
 from .language.data_copy import *
 from .language.sys_var import *
 from .language.vec_binary import *
@@ -28,4 +28,7 @@ from .language.vec_fill import *
 from .language.vec_gather import *
 from .language.mask import *
 from .language.sync import *
+from .language.cache import *
+from .language.cross_core import *
 from .language.debug import *
+from .language.tiling import *

@@ -12,13 +12,58 @@ def _demo(args: argparse.Namespace) -> int:
     return 0 if rows and all(r.passed for r in rows) else 1
 
 
+_PLATFORM_COLUMNS = (
+    # heading, width, value
+    ("name", 16, lambda p: p.name),
+    ("AIC", 4, lambda p: p.aic_count),
+    ("AIV", 4, lambda p: p.aiv_count),
+    ("UB KiB", 7, lambda p: p.ub_size // 1024),
+    ("L1 KiB", 7, lambda p: p.l1_size // 1024),
+    ("L0A/B/C KiB", 12, lambda p: f"{p.l0a_size // 1024}/{p.l0b_size // 1024}/{p.l0c_size // 1024}"),
+    ("BT KiB", 7, lambda p: f"{p.bt_size / 1024:g}"),
+    ("MHz", 5, lambda p: f"{p.clock_mhz:g}"),
+    ("L2 MiB", 7, lambda p: p.l2_size >> 20),
+    ("HBM GiB", 8, lambda p: p.hbm_size >> 30),
+    ("HBM GB/s", 9, lambda p: f"{p.hbm_bandwidth_gbps:g}"),
+    ("fp16 TFLOPS", 12, lambda p: f"{p.cube_fp16_tflops:.1f}"),
+    ("sysWS MiB", 10, lambda p: f"{p.system_workspace_size / (1 << 20):g}"),
+)
+
+
 def _platforms(args: argparse.Namespace) -> int:
-    from .runtime.platform import platforms
-    print(f"{'name':<16} {'AIC':>4} {'AIV':>4} {'UB KiB':>7} {'L1 KiB':>7} {'L0C KiB':>8}  unconfirmed")
+    from .runtime.platform import get_platform, platforms
+    if args.name:
+        _platform_detail(get_platform(args.name))
+        return 0
+    print(" ".join(f"{h:<{w}}" if i == 0 else f"{h:>{w}}" for i, (h, w, _) in enumerate(_PLATFORM_COLUMNS))
+          + "  unconfirmed")
     for p in platforms():
-        print(f"{p.name:<16} {p.aic_count:>4} {p.aiv_count:>4} {p.ub_size // 1024:>7} {p.l1_size // 1024:>7} "
-              f"{p.l0c_size // 1024:>8}  {', '.join(p.unconfirmed) or '-'}")
+        cells = [f"{str(fn(p)):<{w}}" if i == 0 else f"{str(fn(p)):>{w}}"
+                 for i, (_, w, fn) in enumerate(_PLATFORM_COLUMNS)]
+        print(" ".join(cells) + f"  {len(p.unconfirmed)} field(s)" if p.unconfirmed else " ".join(cells) + "  -")
+    print("\n`npuemu platforms NAME` lists every field of a profile with its source; UNCONFIRMED marks values "
+          "no CANN platform file or official document confirms.")
     return 0
+
+
+def _platform_detail(p) -> None:
+    import dataclasses
+    from .runtime.profiles import SOURCES
+    print(f"{p.name}  (UNCONFIRMED: no CANN platform file or official document confirms the value)")
+    keys = dict(p.sources)
+    used = []
+    for f in dataclasses.fields(p):
+        if f.name in ("name", "unconfirmed", "sources"):
+            continue
+        key = keys.get(f.name, "default")
+        if key != "default" and key not in used:
+            used.append(key)
+        mark = "UNCONFIRMED" if f.name in p.unconfirmed else ""
+        print(f"  {f.name:<26} {getattr(p, f.name)!s:>14}  [{key}] {mark}".rstrip())
+    print("sources:")
+    for key in used:
+        print(f"  [{key}] {SOURCES.get(key, key)}")
+    print("  [default] npuemu's default (no source recorded for this profile)")
 
 
 def _cache(args: argparse.Namespace) -> int:
@@ -42,7 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--scale", type=float, default=1.0, help="multiply the demo shapes by this factor")
     demo.add_argument("--repeat", type=int, default=3, help="timed runs per kernel (best is reported)")
     demo.set_defaults(func=_demo)
-    sub.add_parser("platforms", help="list the SoC profiles").set_defaults(func=_platforms)
+    plat = sub.add_parser("platforms", help="list the SoC profiles (or one profile's fields with sources)")
+    plat.add_argument("name", nargs="?", default=None, help="show every field of this profile with its source")
+    plat.set_defaults(func=_platforms)
     cache = sub.add_parser("cache", help="show or clear the compiled-kernel cache")
     cache.add_argument("--clear", action="store_true")
     cache.set_defaults(func=_cache)

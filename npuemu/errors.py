@@ -169,3 +169,20 @@ class RaceError(KernelFault):
     """Two unordered accesses to the same memory, at least one a write."""
 
     rule_name = "race"
+
+
+class DCacheError(KernelFault):
+    """A scalar GM access or a DMA that sees, or destroys, data held in a core's DCache.
+
+    Raised at check level ``full``: a stale read from the DCache, a DMA read of
+    data still dirty in a DCache, or a write-back that overwrites newer GM data
+    (a lost write).
+    """
+
+    rule_name = "dcache coherence"
+
+
+class UninitializedReadError(KernelFault):
+    """A read of on-chip memory that nothing has written since the kernel started (check level ``full``)."""
+
+    rule_name = "uninitialised read"

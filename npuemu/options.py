@@ -37,6 +37,7 @@ class Options:
     check: ``off`` | ``default`` | ``full`` (see docs/checks.md); bounds are checked at every level.
     platform: SoC profile name or :class:`~npuemu.runtime.platform.Platform`; None: the default platform.
     matmul_cube_only: pyasc's switch for cube-only kernels.
+    tiling_key: the launch's tiling key (``asc.tiling_key_is``); None: no key.
     """
 
     kernel_type: KernelType | None = None
@@ -44,8 +45,14 @@ class Options:
     check: str = "default"
     platform: Any = None
     matmul_cube_only: bool = False
+    tiling_key: int | None = None
 
     def __post_init__(self) -> None:
+        if self.tiling_key is not None:
+            key = self.tiling_key
+            if isinstance(key, bool) or not hasattr(key, "__index__") or not 0 <= int(key) < 1 << 64:
+                raise LaunchError(f"tiling_key must be a non-negative 64-bit integer, got {key!r}")
+            object.__setattr__(self, "tiling_key", int(key))
         if self.check not in CHECK_LEVELS:
             raise LaunchError(f"check must be one of {', '.join(CHECK_LEVELS)}, got {self.check!r}")
         if self.kernel_type is not None:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 import npuemu.asc as asc
-from npuemu.codegen.compiler import library_fingerprint
+from npuemu.isa.library_cache import library_fingerprint
 
 SCRIPT = textwrap.dedent('''
     import json
@@ -167,3 +167,12 @@ def test_generated_source_does_not_depend_on_object_addresses():
     header = binary.compiled.source.splitlines()[1]
     assert "count=const:function=<function tile_count>" in header
     assert " at 0x" not in binary.compiled.source   # the file name is a hash of this text
+
+
+def test_instruction_caches_are_stamped_with_the_whole_library():
+    """Numba stamps a cache with its own file only; a caller in another file that inlines an edited
+    instruction would run stale code.  Every library function carries the library's fingerprint."""
+    from npuemu.isa import checks, datamove, hb
+
+    for fn in (checks.local_access, hb.local, datamove.gm_to_local):
+        assert fn._cache._impl._locator.get_source_stamp() == library_fingerprint()

@@ -98,6 +98,7 @@ def integer_division_by_zero(x: asc.GlobalAddress, n: int):
     g = asc.GlobalTensor()
     g.set_global_buffer(x)
     g.set_value(1, n)
+    asc.data_cache_clean_and_invalid(asc.CacheLine.SINGLE_CACHE_LINE, g)   # a fault discards dirty lines
     d = n - 4
     g.set_value(0, 100 // d)  # <- int-div-zero
 

@@ -7,9 +7,14 @@ the kernel, its helpers, its constants or npuemu itself gives a new file.
 Numba's own ``cache=True`` stores the machine code next to that file, so a
 second process skips compilation.  Files are never rewritten once they exist:
 Numba keys its cache on the source file's timestamp.
+
+Several processes may share one cache (pytest-xdist workers, parallel CI
+jobs): generated files are written atomically, and Numba's cache index is
+updated under a file lock (see :func:`_lock_numba_cache_index`).
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -20,12 +25,73 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..errors import KernelCompileError, SourceLoc
+from ..isa.library_cache import library_fingerprint
 
-_FINGERPRINT: str | None = None
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory locks, Numba's own behaviour
+    fcntl = None  # type: ignore[assignment]
+
 _LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _directory_lock(path: str, exclusive: bool) -> Iterator[None]:
+    """An advisory lock on directory ``path`` held by this block (nothing where flock is unavailable)."""
+    try:
+        fd = os.open(path, os.O_RDONLY) if fcntl is not None else -1
+    except OSError:              # the directory does not exist yet: nothing to load, Numba creates it to save
+        fd = -1
+    try:
+        if fd >= 0:
+            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield
+    finally:
+        if fd >= 0:
+            os.close(fd)         # closing releases the lock
+
+
+def _lock_numba_cache_index() -> None:
+    """Make Numba's cache saves atomic across processes.
+
+    Numba keeps the machine code of a function's overloads in numbered files
+    (``<fn>.<n>.nbc``) listed in one index (``<fn>.nbi``).  To add an overload
+    it reads the index, takes the first unused number, rewrites the index and
+    writes the data file: each write is atomic, the sequence is not.  Two
+    processes that save different overloads of one function at once (two
+    pytest-xdist workers compiling the same instruction for float16 and
+    float32, say) can both take number 1; the index then lists one overload
+    while the file holds the other's machine code, and every later process
+    that loads it runs the wrong code (seen with eight processes compiling one
+    function for eight argument types: wrong results from the cache).  Holding
+    an exclusive lock on the cache directory for the whole save, and a shared
+    one while loading, serialises those sequences; saves take milliseconds,
+    compilation itself still runs in parallel.  Patching the class covers the
+    instruction library's ``@njit(cache=True)`` functions as well as the
+    generated kernels.
+    """
+    from numba.core import caching
+    cls = caching.IndexDataCacheFile
+    if getattr(cls.save, "_npuemu_locked", False):
+        return
+    save, load = cls.save, cls.load
+
+    def locked_save(self: Any, key: Any, data: Any) -> None:
+        with _directory_lock(self._cache_path, exclusive=True):
+            save(self, key, data)
+
+    def locked_load(self: Any, key: Any) -> Any:
+        with _directory_lock(self._cache_path, exclusive=False):
+            return load(self, key)
+
+    locked_save._npuemu_locked = True    # type: ignore[attr-defined]
+    cls.save, cls.load = locked_save, locked_load
+
+
+_lock_numba_cache_index()
 
 
 def cache_dir() -> Path:
@@ -35,20 +101,6 @@ def cache_dir() -> Path:
         return Path(env)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "npuemu"
-
-
-def library_fingerprint() -> str:
-    """Hash of the instruction library sources: a changed instruction invalidates cached kernels."""
-    global _FINGERPRINT
-    if _FINGERPRINT is None:
-        root = Path(__file__).resolve().parent.parent
-        h = hashlib.sha256()
-        for sub in ("isa", "numerics"):
-            for p in sorted((root / sub).glob("*.py")):
-                h.update(p.name.encode())
-                h.update(p.read_bytes())
-        _FINGERPRINT = h.hexdigest()[:16]
-    return _FINGERPRINT
 
 
 @dataclass

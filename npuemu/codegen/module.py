@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..frontend.emitter import Emitter
-from .compiler import library_fingerprint
+from ..isa.library_cache import library_fingerprint
 
 # the arrays every kernel instance receives before its own arguments (see runtime/launch.py)
 CORE_ARRAYS = ("_st", "_lm", "_gm", "_log", "_sh", "_gsh", "_dc")

@@ -25,7 +25,7 @@ from ..runtime.platform import Platform, get_platform
 from . import rules  # noqa: F401 - registers the lowering rules
 from .lower import Lowerer, _is_constexpr
 from .source import parse_function
-from .types import GlobalAddressT, RecordT, Value, const, scalar
+from .types import ArrayT, GlobalAddressT, RecordT, Value, const, scalar
 
 
 @dataclass
@@ -67,6 +67,7 @@ class JITFunction:
         from_environment(**options)     # validate option names and values now
         self.options = dict(options)
         self._binaries: dict[Any, KernelBinary] = {}
+        self._tiling_keys: dict[Any, frozenset[int]] = {}   # keys each specialisation tests (asc.tiling_key_is)
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -111,17 +112,43 @@ class JITFunction:
 
     def binary(self, kinds: tuple[ArgKind, ...], options: Options) -> KernelBinary:
         platform = get_platform(options.platform)
-        key = (kinds, options.resolved_kernel_type, platform.key, options.check)
-        b = self._binaries.get(key)
+        base = (kinds, options.resolved_kernel_type, platform.key, options.check)
+        b = self._binaries.get(self._binary_key(base, options))
         if b is None:
             with self._lock:
+                key = self._binary_key(base, options)
                 b = self._binaries.get(key)
                 if b is None:
-                    b = self._build(kinds, options, platform)
-                    self._binaries[key] = b
+                    b = self._build(kinds, options, platform, base)
+                    self._binaries[self._binary_key(base, options)] = b
         return b
 
-    def _build(self, kinds: tuple[ArgKind, ...], options: Options, platform: Platform) -> KernelBinary:
+    def _binary_key(self, base: tuple[Any, ...], options: Options) -> tuple[Any, ...]:
+        """The cache key of a binary: the tiling key is part of it only if the kernel tests keys.
+
+        Which keys a specialisation tests is learned when it is first lowered;
+        from then on a launch with a key it does not test fails here, before
+        anything is built.
+        """
+        tested = self._tiling_keys.get(base)
+        if not tested:
+            return base
+        self._check_tiling_key(tested, options.tiling_key)
+        return (*base, options.tiling_key)
+
+    def _check_tiling_key(self, tested: frozenset[int], key: int | None) -> None:
+        if not tested:
+            return
+        keys = ", ".join(map(str, sorted(tested)))
+        if key is None:
+            raise LaunchError(f"kernel '{self.__name__}' branches on the tiling key (asc.tiling_key_is: {keys}); "
+                              f"launch it with tiling_key=<key>")
+        if key not in tested:
+            raise LaunchError(f"kernel '{self.__name__}': tiling key {key} has no branch in the kernel; "
+                              f"supported tiling keys: {keys}")
+
+    def _build(self, kinds: tuple[ArgKind, ...], options: Options, platform: Platform,
+               base: tuple[Any, ...] | None = None) -> KernelBinary:
         parsed = parse_function(self.fn)
         params: dict[str, Value] = {}
         gm_params: list[str] = []
@@ -130,11 +157,18 @@ class JITFunction:
 
         def struct_value(cls: type[Struct], pname: str, path: tuple[str, ...]) -> Value:
             names, items = [], []
-            from ..language.struct import StructField
+            from ..language.struct import ArrayField, StructField
             for fname, f in cls._struct_fields_:
                 names.append(fname)
                 if isinstance(f, StructField):
                     items.append(struct_value(f.struct_type, pname, path + (fname,)))
+                elif isinstance(f, ArrayField):
+                    # one read-only array parameter (int64 or float32 elements) per array field
+                    kind = _scalar_kind(f.dtype)
+                    var = "a_" + "__".join((pname, *path, fname))
+                    arg_names.append(var)
+                    scalar_params.append((pname, path + (fname,), kind + "[]"))
+                    items.append(Value(ArrayT(kind, f.n, var, ".".join((pname, *path, fname)))))
                 else:
                     kind = _scalar_kind(f.dtype)
                     var = "a_" + "__".join((pname, *path, fname))
@@ -161,8 +195,15 @@ class JITFunction:
         lw.flags["kernel_type"] = options.resolved_kernel_type
         lw.flags["gm_count"] = len(gm_params)
         lw.lower_kernel(parsed, params)
+        tested = frozenset(lw.flags.get("tiling_keys", ()))
+        if base is not None:
+            self._tiling_keys[base] = tested
+        self._check_tiling_key(tested, options.tiling_key)     # before anything is compiled
+        lw.flags["tiling_keys"] = tuple(sorted(tested))
         spec = ", ".join(f"{n}={_describe_kind(k)}" for n, k in zip(self.signature.parameters, kinds))
         spec += f"; kernel_type={options.resolved_kernel_type.name}; platform={platform.name}; check={options.check}"
+        if tested:
+            spec += f"; tiling_key={options.tiling_key}"
         origin = f"{parsed.filename}:{parsed.first_line} ({self.__name__})"
         source = module_source(lw.em, lw.runtime_vars, arg_names, origin, spec, lw.epilogue,
                                generator=bool(lw.flags.get("blocking")))

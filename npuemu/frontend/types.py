@@ -147,6 +147,24 @@ class TupleT(KType):
 
 
 @dataclass(frozen=True)
+class ArrayT(KType):
+    """A read-only array field of a struct argument (``ArrayField``).
+
+    The array is the kernel parameter ``var`` (int64 or float32 elements), so
+    the type itself names it and values of this type need no runtime parts:
+    a variable bound to ``cfg.splits`` simply refers to the same parameter.
+    """
+
+    kind: str          # element kind: 'int' or 'float'
+    n: int             # element count (``len()`` of the array)
+    var: str           # the generated kernel's parameter holding the elements
+    label: str = ""    # source spelling for messages (``cfg.splits``)
+
+    def describe(self) -> str:
+        return f"array {self.label or self.var} of {self.n} {self.kind}s"
+
+
+@dataclass(frozen=True)
 class Value:
     """A lowered kernel value.
 

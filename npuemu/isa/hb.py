@@ -1,52 +1,988 @@
-"""Happens-before tracking for the race checker (check level ``full``).
+"""Happens-before tracking and the race checker (check level ``full``).
 
-Every core keeps one vector clock per pipe; the global clock index of pipe
-``p`` of core ``c`` is ``c * N_PIPES + p``.  Instructions tick their pipe's
-clock, synchronisation (event flags, queues, barriers, cross-core primitives)
-joins clocks, and the shadow memories remember, per 32-byte block, which
-pipe of which core last wrote and read it at what clock.  An access that is
-not ordered after a conflicting one is a race.
+The hardware rule
+-----------------
+A core's scalar unit issues every instruction, in program order, into one
+in-order queue per pipe (S, V, M, MTE1, MTE2, MTE3, FIX); the queues run in
+parallel.  Two instructions on different pipes are ordered only by
+synchronisation: ``set_flag``/``wait_flag``, ``pipe_barrier(PIPE_ALL)``,
+``data_sync_barrier``, the implicit flags of ``TQue`` (enque/deque,
+free_tensor/alloc_tensor) and, between cores, the cross-core primitives.
+Two accesses to the same memory, at least one of them a write, that nothing
+orders are a race: on hardware the result depends on timing.  npuemu runs
+every instruction at issue, so it cannot see the wrong answer; it proves the
+order instead, and reports an access that is not ordered after a conflicting
+one.
 
-Arrays: ``sh`` is a core's own int64 state (its pipe clocks, event-flag
-snapshots, queue-block snapshots and the shadow of its local memories);
-``gsh`` is the tuple of GM shadows, one per GM region, shared by all cores
-(the last one, for npuemu's system region, also holds the clocks published
-by cross-core sync objects).  Below ``full`` both are one-word dummies and
-nothing here is called.
+Vector clocks
+-------------
+Each core keeps a 7 x 7 matrix ``LVC``: row ``p`` is what pipe ``p`` knows of
+the core's pipes, ``LVC[p][p]`` its own clock.  An access is stamped with
+``(pipe, clock, loc)``; it is ordered before a later access by pipe ``q`` when
+``clock <= LVC[q][pipe]``.  Synchronisation moves knowledge:
+
+* a *publication* (``set_flag`` on its source pipe, ``enque`` on the
+  producer, ``free_tensor`` on the consumer, a cross-core release) copies the
+  pipe's row into a snapshot slot; the pipe's next access starts a new epoch
+  (clock + 1), so accesses after the snapshot are not covered by it;
+* a *wait* (``wait_flag`` on its destination pipe, ``deque`` on the consumer,
+  ``alloc_tensor`` on the producer, a cross-core acquire) joins (element-wise
+  max) a snapshot into the waiting pipe's row;
+* ``pipe_barrier(PIPE_ALL)`` and ``data_sync_barrier`` join every row into
+  every row;
+* the scalar unit issues everything, so what the S pipe has waited for is
+  known to every pipe from then on: a wait on S is propagated to every row.
+
+Clocks advance per epoch rather than per instruction: all accesses of a pipe
+between two of its publications are ordered alike, so counting them would
+add nothing.  The same per-pipe clocks are the timeline the cost model will
+extend with durations.
+
+Assumptions (documented in docs/checks.md):
+
+* instructions on one pipe complete in program order (pyasc's auto-sync
+  inserts the intra-pipe barriers; ``pipe_barrier(PIPE_V)`` and friends are
+  therefore no-ops here);
+* a scalar *read* of local memory completes before the scalar unit issues
+  anything else, so it never races with a later instruction and is not
+  recorded; a scalar *write* is posted and needs an ``S_X`` flag (or a
+  barrier) before another pipe reads the data;
+* ``data_sync_barrier`` is taken as a full barrier whatever its MemDsbT.
+
+Shadow memory
+-------------
+Local memory (UB; L1/L0A/L0B/L0C/BT on an AIC) is shadowed per 32-byte
+block: the last write stamp ``W`` and the last read stamp of each of three
+reader slots ``R`` (a slot per reading pipe of a core type: AIV V/MTE3, AIC
+MTE1/M|MTE3/FIX; a stamp names its pipe, so sharing a slot is safe).  A block
+never written (no ``W``) is uninitialised: reading it is an error.
+
+GM is shadowed per core and region with the last write and last read stamp
+of *that core's* pipes, byte-exact (cores may write neighbouring bytes of one
+block).  An access first checks its own core's ranges, then:
+
+* in a launch whose cores wait for each other (they run one at a time),
+  every other core's ranges, ordered by the cross-core clocks the primitives
+  published through :func:`release` / :func:`acquire`;
+* otherwise, after the launch: nothing orders accesses of different cores,
+  so any byte one core writes and another touches is a race
+  (:func:`cross_core_conflict`).  Cores then run in parallel: each writes
+  only its own ranges.
+
+Kernels touch memory in long runs (tiles, rows), so both shadows are kept
+run-length encoded: a sorted list of disjoint ranges (in blocks for local
+memory, in bytes for GM) whose stamps agree, merged whenever neighbours
+agree.  An access costs a binary search plus the ranges it overlaps, not one
+step per block.  Stamps pack ``clock << 24 | loc << 3 | pipe`` into one
+int64.
+
+Arrays
+------
+``sh`` is a core's own int64 state (layout below, :func:`new_core_shadow`);
+``gsh`` is the tuple of GM shadows, one per GM region (:func:`new_gm_shadows`);
+the last, for npuemu's system region, also holds the cross-core sync
+objects.  Below ``full`` both are one-word dummies and nothing here runs.
 """
 from __future__ import annotations
 
+import mmap
+from typing import Any
+
+import numpy as np
 from numba import njit
+
+from .. import errors
+from ..language.enums import Hardware, HardEvent, PipeID
+from . import state as ST
+from .fault import Fault, register
 
 # pipes, in the order of the clock vectors (PipeID values differ: see PIPE_OF)
 S, V, M, MTE1, MTE2, MTE3, FIX = range(7)
 N_PIPES = 7
+PIPE_NAMES = ("S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX")
+
+# PipeID -> hb pipe (-1: PIPE_ALL and the pipes A2/A3 do not have)
+PIPE_OF = {PipeID.PIPE_S: S, PipeID.PIPE_V: V, PipeID.PIPE_M: M, PipeID.PIPE_MTE1: MTE1,
+           PipeID.PIPE_MTE2: MTE2, PipeID.PIPE_MTE3: MTE3, PipeID.PIPE_FIX: FIX}
+
+
+def _event_pipes() -> tuple[np.ndarray, np.ndarray]:
+    """Source and destination pipe of every HardEvent (``X_Y``: X sets, Y waits)."""
+    src = np.zeros(len(HardEvent), np.int64)
+    dst = np.zeros(len(HardEvent), np.int64)
+    for e in HardEvent:
+        a, b = e.name.split("_")
+        src[int(e)], dst[int(e)] = PIPE_NAMES.index(a), PIPE_NAMES.index(b)
+    return src, dst
+
+
+EVENT_SRC, EVENT_DST = _event_pipes()
+
+# kinds of access (the ``write`` argument of checks.local_access / gm_access)
+READ = 0
+WRITE = 1
+READ_SPAN = 2          # a bounding range of lanes that may skip blocks: races only, no uninitialised check
+
+# --------------------------------------------------------------------------- stamps
+
+CLOCK_SHIFT = 24
+LOC_MASK = (1 << 21) - 1
+BIG = np.int64(1) << np.int64(62)
+
+
+@njit(cache=True, inline="always")
+def _stamp(clock, loc, pipe):
+    return (clock << CLOCK_SHIFT) | ((loc & LOC_MASK) << 3) | pipe
+
+
+@njit(cache=True, inline="always")
+def _clock(stamp):
+    return stamp >> CLOCK_SHIFT
+
+
+@njit(cache=True, inline="always")
+def _pipe(stamp):
+    return stamp & 7
+
+
+@njit(cache=True, inline="always")
+def _loc(stamp):
+    return (stamp >> 3) & LOC_MASK
+
+
+# --------------------------------------------------------------------------- range lists
+# A list is [count, capacity, width, overflowed] followed by ``capacity`` records of ``width`` words:
+# [start, end, write stamp, read stamp(s)...].  Ranges are sorted, disjoint and non-empty; a stamp
+# of 0 means none.
+
+L_COUNT, L_CAP, L_WIDTH, L_OVER = range(4)
+LH = 4
+F_START, F_END, F_W, F_R = range(4)
+
+# --------------------------------------------------------------------------- layout of ``sh``
+
+H_SLOT = 0             # launch slot of the core
+H_NCORES = 1
+H_LMBYTES = 2
+H_RVC = 3              # offset of the cross-core clocks (N_PIPES words per core of the launch)
+H_LOCAL = 4            # offset of the local-memory range list
+H_PUB = 8              # N_PIPES words: 1 when the pipe has published since its last access
+H_LIM = 16             # N_PIPES + 1 words of scratch: what the accessing pipe knows
+HDR = 24
+LVC = HDR                               # N_PIPES x N_PIPES
+SNAP = 8                                # words per snapshot slot: [target pipe + 1, 7 clocks]
+FSNAP = LVC + 56                        # one slot per (HardEvent, event id)
+QSNAP = FSNAP + ST.N_EVENTS * ST.N_EVENT_IDS * SNAP      # one slot per (queue, block)
+FIXED = QSNAP + ST.MAX_QUEUES * ST.MAX_QUEUE_BLOCKS * SNAP
+
+N_RSLOTS = 3
+LOCAL_WIDTH = 3 + N_RSLOTS
+RSLOT = np.array([-1, 0, 1, 0, 2, 1, 2], np.int64)      # reader slot per pipe (S reads are not recorded)
+
+# --------------------------------------------------------------------------- layout of a GM shadow
+
+GH_NCORES = 0
+GH_ONLINE = 1          # 1: check other cores' ranges at each access (cores run one at a time)
+GH_NBYTES = 2
+GH_OBJ = 3             # offset of the sync objects (system region only, else 0)
+GH_PART = 4            # words per core list
+GH = 8
+GM_WIDTH = 4
+
+MAX_SYNC_OBJECTS = 256
+_LAZY_BYTES = 1 << 20  # arrays at least this large come from mmap: pages never touched cost nothing
+
+
+def _cap(nbytes: int) -> int:
+    """GM ranges per core and region: plenty for streaming kernels; a full list is compacted."""
+    return int(min(max(nbytes // 256, 256), 1 << 15))
+
+
+def _local_cap(lm_bytes: int) -> int:
+    return (lm_bytes + 31) // 32 + 1     # disjoint ranges of whole blocks: never more than the blocks
 
 
 def core_words(ncores: int, lm_bytes: int) -> int:
     """Size in int64 words of a core's ``sh`` array at check level ``full``."""
-    return 1
+    return FIXED + ncores * N_PIPES + LH + _local_cap(lm_bytes) * LOCAL_WIDTH
 
 
 def gm_words(nbytes: int, system: bool, ncores: int) -> int:
     """Size in int64 words of one GM region's shadow at check level ``full``."""
-    return 1
+    objs = MAX_SYNC_OBJECTS * ncores * N_PIPES if system else 0
+    return GH + ncores * (LH + _cap(nbytes) * GM_WIDTH) + objs
+
+
+def _zeros(nwords: int) -> np.ndarray:
+    """A zeroed int64 array; large ones are mapped lazily so untouched pages cost nothing."""
+    if nwords * 8 < _LAZY_BYTES:
+        return np.zeros(nwords, np.int64)
+    return np.frombuffer(mmap.mmap(-1, nwords * 8), np.int64)
+
+
+def _init_list(a: np.ndarray, base: int, cap: int, width: int) -> None:
+    a[base + L_CAP], a[base + L_WIDTH] = cap, width
+
+
+def new_core_shadow(slot: int, ncores: int, lm_bytes: int) -> np.ndarray:
+    """The ``sh`` array of the core at launch slot ``slot``."""
+    sh = _zeros(core_words(ncores, lm_bytes))
+    sh[H_SLOT], sh[H_NCORES], sh[H_LMBYTES] = slot, ncores, lm_bytes
+    sh[H_RVC] = FIXED
+    sh[H_LOCAL] = FIXED + ncores * N_PIPES
+    _init_list(sh, sh[H_LOCAL], _local_cap(lm_bytes), LOCAL_WIDTH)
+    for p in range(N_PIPES):
+        sh[LVC + p * N_PIPES + p] = 1          # clocks start at 1: a stamp is never 0
+    return sh
+
+
+def new_gm_shadows(sizes: list[int], ncores: int, online: bool) -> tuple[np.ndarray, ...]:
+    """The GM shadows of a launch: one per region, the last one npuemu's system region.
+
+    ``online``: the cores wait for each other and run one at a time, so each
+    access checks the other cores' ranges as it happens; otherwise
+    :func:`cross_core_conflict` compares them after the launch.
+    """
+    out = []
+    for i, nbytes in enumerate(sizes):
+        system = i == len(sizes) - 1
+        g = _zeros(gm_words(nbytes, system, ncores))
+        part = LH + _cap(nbytes) * GM_WIDTH
+        g[GH_NCORES], g[GH_ONLINE], g[GH_NBYTES], g[GH_PART] = ncores, int(online), nbytes, part
+        g[GH_OBJ] = GH + ncores * part if system else 0
+        for c in range(ncores):
+            _init_list(g, GH + c * part, _cap(nbytes), GM_WIDTH)
+        out.append(g)
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- faults
+
+F_RACE_LOCAL = 760
+F_UNINIT_LOCAL = 761
+F_RACE_GM = 762
+F_RACE_GM_CORES = 763
+F_SYNC_OBJECT = 764
+
+_EVENT_OF = {(PIPE_NAMES.index(e.name.split("_")[0]), PIPE_NAMES.index(e.name.split("_")[1])): e.name
+             for e in HardEvent}
+_KIND = ("read", "write")
+
+
+def pack_detail(pipe: int, write: int, other: int, other_write: int, where: int, other_loc: int,
+                other_core: int = 0) -> int:
+    """The third fault argument of a race: both pipes and kinds, the memory/region and the other side."""
+    return (pipe | write << 3 | other << 4 | other_write << 7 | where << 8 | other_core << 16
+            | (other_loc & LOC_MASK) << 32)
+
+
+@njit(cache=True, inline="always")
+def _detail(pipe, write, other, other_write, where, other_loc, other_core):
+    return (pipe | write << 3 | other << 4 | other_write << 7 | where << 8 | other_core << 16
+            | (other_loc & LOC_MASK) << 32)
+
+
+def unpack_detail(c: int) -> tuple[int, int, int, int, int, int, int]:
+    return (c & 7, (c >> 3) & 1, (c >> 4) & 7, (c >> 7) & 1, (c >> 8) & 0xFF, (c >> 16) & 0xFFFF,
+            (c >> 32) & LOC_MASK)
+
+
+def _fix_hint(other: int, pipe: int) -> str:
+    """What would have ordered an access of pipe ``other`` before one of pipe ``pipe``."""
+    name = _EVENT_OF.get((other, pipe))
+    if other == S:
+        return f"missing set_flag/wait_flag {name} after the scalar write"
+    if name is None:
+        return "missing pipe_barrier(PIPE_ALL)"
+    return f"missing set_flag/wait_flag {name}, or a queue"
+
+
+def _memory_name(hw: int) -> str:
+    try:
+        return Hardware(hw).name
+    except ValueError:
+        return f"memory {hw}"
+
+
+def _core_name(env: Any, slot: int) -> str:
+    label = getattr(env, "core_label", None)
+    return label(slot) if label is not None else f"the core in launch slot {slot}"
+
+
+def _render_local_race(a: int, b: int, c: int, env: Any) -> str:
+    pipe, write, other, owrite, hw, _, oloc = unpack_detail(c)
+    return (f"{PIPE_NAMES[pipe]} {_KIND[write]} of {_memory_name(hw)} bytes [{a}, {b}) races with the "
+            f"{PIPE_NAMES[other]} {_KIND[owrite]} at {env.source(oloc)}: nothing orders them "
+            f"({_fix_hint(other, pipe)})")
+
+
+def _render_uninit(a: int, b: int, c: int, env: Any) -> str:
+    pipe, _, _, _, hw, _, _ = unpack_detail(c)
+    return (f"{PIPE_NAMES[pipe]} read of {_memory_name(hw)} bytes [{a}, {b}), which nothing has written: on "
+            f"hardware this reads whatever an earlier kernel left there")
+
+
+def _render_gm_race(a: int, b: int, c: int, env: Any) -> str:
+    pipe, write, other, owrite, rid, _, oloc = unpack_detail(c)
+    return (f"{PIPE_NAMES[pipe]} {_KIND[write]} of GM bytes [{a}, {b}) of {env.region(rid)} races with the "
+            f"{PIPE_NAMES[other]} {_KIND[owrite]} at {env.source(oloc)}: nothing orders them "
+            f"({_fix_hint(other, pipe)})")
+
+
+def _render_gm_cores(a: int, b: int, c: int, env: Any) -> str:
+    pipe, write, other, owrite, rid, core, oloc = unpack_detail(c)
+    return (f"{PIPE_NAMES[pipe]} {_KIND[write]} of GM bytes [{a}, {b}) of {env.region(rid)} races with the "
+            f"{PIPE_NAMES[other]} {_KIND[owrite]} by {_core_name(env, core)} at {env.source(oloc)}: no "
+            f"cross-core synchronisation (sync_all, cross_core_set_flag/wait_flag, ...) orders them")
+
+
+register({
+    F_RACE_LOCAL: (errors.RaceError, _render_local_race),
+    F_UNINIT_LOCAL: (errors.UninitializedReadError, _render_uninit),
+    F_RACE_GM: (errors.RaceError, _render_gm_race),
+    F_RACE_GM_CORES: (errors.RaceError, _render_gm_cores),
+    F_SYNC_OBJECT: (errors.KernelFault,
+                    lambda a, b, c, env: f"internal error: race-checker sync object {a} outside 0..{b - 1}"),
+})
+
+
+# --------------------------------------------------------------------------- clocks
+
+
+@njit(cache=True, inline="always")
+def _row(p):
+    return LVC + p * N_PIPES
+
+
+@njit(cache=True, inline="always")
+def _epoch(sh, p):
+    """The clock of pipe ``p``'s accesses now: a new epoch if it published since its last access."""
+    if sh[H_PUB + p] != 0:
+        sh[H_PUB + p] = 0
+        sh[_row(p) + p] += 1
+    return sh[_row(p) + p]
+
+
+@njit(cache=True, inline="always")
+def _snapshot(sh, p, slot, target):
+    """Publish pipe ``p``'s knowledge into snapshot ``slot`` (``target``: the pipe meant to join it)."""
+    sh[slot] = target + 1
+    r = _row(p)
+    for q in range(N_PIPES):
+        sh[slot + 1 + q] = sh[r + q]
+    sh[H_PUB + p] = 1
+
+
+@njit(cache=True, inline="always")
+def _propagate_scalar(sh):
+    """The scalar unit issues every instruction: whatever S has waited for, every pipe now knows."""
+    rs = _row(S)
+    for p in range(1, N_PIPES):
+        r = _row(p)
+        for q in range(1, N_PIPES):
+            if sh[rs + q] > sh[r + q]:
+                sh[r + q] = sh[rs + q]
+
+
+@njit(cache=True, inline="always")
+def _join(sh, p, slot):
+    """Pipe ``p`` waits for snapshot ``slot``; an empty slot (never published) is a no-op."""
+    if sh[slot] == 0:
+        return
+    r = _row(p)
+    for q in range(N_PIPES):
+        if sh[slot + 1 + q] > sh[r + q]:
+            sh[r + q] = sh[slot + 1 + q]
+    if p == S:
+        _propagate_scalar(sh)
+
+
+@njit(cache=True, inline="always")
+def _ok_event(event, event_id):
+    return 0 <= event < ST.N_EVENTS and 0 <= event_id < ST.N_EVENT_IDS
+
+
+@njit(cache=True)
+def set_flag(st, sh, event, event_id, loc):
+    """``set_flag(event, id)``: the source pipe publishes into the flag's slot."""
+    if not _ok_event(event, event_id):
+        return
+    _snapshot(sh, EVENT_SRC[event], FSNAP + (event * ST.N_EVENT_IDS + event_id) * SNAP, EVENT_DST[event])
+
+
+@njit(cache=True)
+def wait_flag(st, sh, event, event_id, loc):
+    """``wait_flag(event, id)``: the destination pipe joins what the set published."""
+    if not _ok_event(event, event_id):
+        return
+    slot = FSNAP + (event * ST.N_EVENT_IDS + event_id) * SNAP
+    _join(sh, EVENT_DST[event], slot)
+    sh[slot] = 0
+
+
+@njit(cache=True)
+def barrier_all(st, sh, loc):
+    """``pipe_barrier(PIPE_ALL)`` / ``data_sync_barrier``: every pipe learns everything; all publish."""
+    for q in range(N_PIPES):
+        top = sh[_row(0) + q]
+        for p in range(1, N_PIPES):
+            top = max(top, sh[_row(p) + q])
+        for p in range(N_PIPES):
+            sh[_row(p) + q] = top
+    for p in range(N_PIPES):
+        sh[H_PUB + p] = 1
+
+
+@njit(cache=True, inline="always")
+def _qslot(qid, blk):
+    return QSNAP + (qid * ST.MAX_QUEUE_BLOCKS + blk) * SNAP
+
+
+@njit(cache=True)
+def _block(st, qid, addr):
+    """Block index of a queue buffer at ``addr`` (-1 if it is not one; the queue op reports that)."""
+    if qid < 0 or qid >= ST.MAX_QUEUES:
+        return -1
+    q = ST.QUEUE_BASE + qid * ST.QUEUE_STRIDE
+    blk = st[q + ST.Q_BLKLEN]
+    if blk <= 0:
+        return -1
+    rel = addr - st[q + ST.Q_BASE]
+    if rel < 0 or rel % blk != 0 or rel // blk >= st[q + ST.Q_NBLK]:
+        return -1
+    return rel // blk
+
+
+@njit(cache=True)
+def queue_publish(st, sh, qid, addr, pipe, target, loc):
+    """``enque`` (producer publishes for the consumer) or ``free_tensor`` (consumer for the producer)."""
+    b = _block(st, qid, addr)
+    if b >= 0:
+        _snapshot(sh, pipe, _qslot(qid, b), target)
+
+
+@njit(cache=True)
+def queue_join(st, sh, qid, addr, pipe, loc):
+    """``deque`` (consumer waits for the enque) or ``alloc_tensor`` (producer waits for the free)."""
+    b = _block(st, qid, addr)
+    if b >= 0:
+        slot = _qslot(qid, b)
+        _join(sh, pipe, slot)
+        sh[slot] = 0
+
+
+@njit(cache=True)
+def pipe_reset(st, sh, loc):
+    """``TPipe.reset()`` first waits for every freed buffer's flag, as the library does."""
+    for i in range(ST.MAX_QUEUES * ST.MAX_QUEUE_BLOCKS):
+        slot = QSNAP + i * SNAP
+        if sh[slot] != 0:
+            _join(sh, sh[slot] - 1, slot)
+            sh[slot] = 0
 
 
 # --------------------------------------------------------------------------- cross-core sync objects
 # Cross-core primitives (sync_all, cross_core_set_flag/wait_flag, ib_set/ib_wait, ...) publish the
-# issuing pipe's clock into a sync object when they release and join it when they acquire, so GM
-# accesses ordered by them are not reported as races.  Object ids are allocated by the cross-core
-# instructions; MAX_SYNC_OBJECTS bounds them.
+# issuing pipe's clocks into a sync object when they release and join them when they acquire.  An
+# object holds N_PIPES clocks per core of the launch.  A core keeps one cross-core vector (RVC)
+# shared by its pipes: what any of its pipes acquired, all of them know (exact when the acquiring
+# pipe is S, the default of the cross-core waits; otherwise it can only hide a race).  Joins are
+# monotone, so an object reused for successive barriers also hands out later releases: the callers
+# choose object ids (0 <= obj < MAX_SYNC_OBJECTS) so that this hides races at worst.
 
-MAX_SYNC_OBJECTS = 256
+
+@njit(cache=True)
+def _release(st, sh, g, pipe, obj, loc):
+    ncores = sh[H_NCORES]
+    width = ncores * N_PIPES
+    if obj < 0 or obj >= MAX_SYNC_OBJECTS:
+        raise Fault(F_SYNC_OBJECT, loc, obj, MAX_SYNC_OBJECTS, 0)
+    if pipe < 0 or pipe >= N_PIPES or g[GH_OBJ] == 0:
+        return
+    base = g[GH_OBJ] + obj * width
+    rvc = sh[H_RVC]
+    for i in range(width):
+        if sh[rvc + i] > g[base + i]:
+            g[base + i] = sh[rvc + i]
+    own = base + sh[H_SLOT] * N_PIPES
+    r = _row(pipe)
+    for q in range(N_PIPES):
+        if sh[r + q] > g[own + q]:
+            g[own + q] = sh[r + q]
+    sh[H_PUB + pipe] = 1
+
+
+@njit(cache=True)
+def _acquire(st, sh, g, pipe, obj, loc):
+    ncores = sh[H_NCORES]
+    width = ncores * N_PIPES
+    if obj < 0 or obj >= MAX_SYNC_OBJECTS:
+        raise Fault(F_SYNC_OBJECT, loc, obj, MAX_SYNC_OBJECTS, 0)
+    if pipe < 0 or pipe >= N_PIPES or g[GH_OBJ] == 0:
+        return
+    base = g[GH_OBJ] + obj * width
+    rvc = sh[H_RVC]
+    for i in range(width):
+        if g[base + i] > sh[rvc + i]:
+            sh[rvc + i] = g[base + i]
+    own = base + sh[H_SLOT] * N_PIPES
+    r = _row(pipe)
+    for q in range(N_PIPES):
+        if g[own + q] > sh[r + q]:
+            sh[r + q] = g[own + q]
+    if pipe == S:
+        _propagate_scalar(sh)
 
 
 @njit(cache=True)
 def release(st, sh, gsh, pipe, obj, loc):
     """Pipe ``pipe`` of this core releases sync object ``obj`` (its past accesses become visible)."""
+    _release(st, sh, gsh[len(gsh) - 1], pipe, obj, loc)
 
 
 @njit(cache=True)
 def acquire(st, sh, gsh, pipe, obj, loc):
     """Pipe ``pipe`` of this core acquires ``obj``: it is now ordered after every release of it."""
+    _acquire(st, sh, gsh[len(gsh) - 1], pipe, obj, loc)
+
+
+# --------------------------------------------------------------------------- range lists
+
+
+@njit(cache=True, inline="always")
+def _first_after(a, lst, off):
+    """Index of the first range of list ``lst`` ending after ``off`` (ends are sorted too)."""
+    width = a[lst + L_WIDTH]
+    lo, hi = 0, a[lst + L_COUNT]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[lst + LH + mid * width + F_END] > off:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit(cache=True, inline="always")
+def _rec(a, lst, i):
+    return lst + LH + i * a[lst + L_WIDTH]
+
+
+@njit(cache=True, inline="always")
+def _equal(a, x, y, width):
+    """Records at ``x`` and ``y`` carry the same stamps."""
+    for f in range(F_W, width):
+        if a[x + f] != a[y + f]:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def _merge_around(a, lst, i):
+    """Merge range ``i`` with its neighbours where they touch and agree (lossless)."""
+    width = a[lst + L_WIDTH]
+    count = a[lst + L_COUNT]
+    lo, hi = i, i + 1
+    if lo > 0:
+        p, x = _rec(a, lst, lo - 1), _rec(a, lst, lo)
+        if a[p + F_END] == a[x + F_START] and _equal(a, p, x, width):
+            lo -= 1
+    if hi < count:
+        x, n = _rec(a, lst, hi - 1), _rec(a, lst, hi)
+        if a[x + F_END] == a[n + F_START] and _equal(a, x, n, width):
+            hi += 1
+    if hi - lo == 1:
+        return
+    first, last = _rec(a, lst, lo), _rec(a, lst, hi - 1)
+    a[first + F_END] = a[last + F_END]
+    _remove(a, lst, lo + 1, hi)
+
+
+@njit(cache=True, inline="always")
+def _remove(a, lst, i0, i1):
+    """Delete ranges [i0, i1)."""
+    width = a[lst + L_WIDTH]
+    count = a[lst + L_COUNT]
+    if i1 <= i0:
+        return
+    src, dst = _rec(a, lst, i1), _rec(a, lst, i0)
+    n = (count - i1) * width
+    if n > 0:
+        a[dst:dst + n] = a[src:src + n].copy()
+    a[lst + L_COUNT] = count - (i1 - i0)
+
+
+@njit(cache=True, inline="always")
+def _insert(a, lst, i, k):
+    """Open ``k`` empty records at index ``i``; False if the list is full."""
+    width = a[lst + L_WIDTH]
+    count = a[lst + L_COUNT]
+    if count + k > a[lst + L_CAP]:
+        return False
+    src, dst = _rec(a, lst, i), _rec(a, lst, i + k)
+    n = (count - i) * width
+    if n > 0:
+        a[dst:dst + n] = a[src:src + n].copy()
+    a[lst + L_COUNT] = count + k
+    return True
+
+
+@njit(cache=True, inline="always")
+def _piece(dst, d, start, end, src, s, width):
+    """Record ``[start, end)`` at ``dst[d:]`` with the stamps of the record at ``src[s:]`` (``s < 0``: none)."""
+    dst[d + F_START], dst[d + F_END] = start, end
+    for f in range(F_W, width):
+        dst[d + f] = src[s + f] if s >= 0 else 0
+
+
+@njit(cache=True, inline="always")
+def _access(dst, d, slot, stamp, width):
+    """Apply an access to the record at ``dst[d:]``: ``slot < 0`` a write, else a read into reader ``slot``."""
+    if slot < 0:
+        dst[d + F_W] = stamp
+        for f in range(F_R, width):
+            dst[d + f] = 0
+    else:
+        dst[d + F_R + slot] = stamp
+
+
+@njit(cache=True, inline="always")
+def _apply(a, lst, off, end, slot, stamp):
+    """Record an access to [off, end): ``slot < 0`` a write of ``stamp``, else a read into reader ``slot``.
+
+    Splits the ranges the access cuts, fills the gaps it covers (a read of a
+    gap leaves it unwritten) and merges what now agrees.  False if the list
+    has no room.
+    """
+    count = a[lst + L_COUNT]
+    i0 = _first_after(a, lst, off)
+    i1 = i0
+    while i1 < count and a[_rec(a, lst, i1) + F_START] < end:
+        i1 += 1
+    return _apply_at(a, lst, i0, i1, off, end, slot, stamp)
+
+
+@njit(cache=True, inline="always")
+def _apply_at(a, lst, i0, i1, off, end, slot, stamp):
+    """:func:`_apply` with the overlapped ranges [i0, i1) already known."""
+    width = a[lst + L_WIDTH]
+    if i1 == i0:                                        # nothing recorded there yet
+        if not _insert(a, lst, i0, 1):
+            return False
+        r = _rec(a, lst, i0)
+        _piece(a, r, off, end, a, -1, width)
+        _access(a, r, slot, stamp, width)
+        _merge_around(a, lst, i0)
+        return True
+    first = _rec(a, lst, i0)
+    if i1 - i0 == 1 and a[first + F_START] == off and a[first + F_END] == end:
+        _access(a, first, slot, stamp, width)           # the same range again
+        _merge_around(a, lst, i0)
+        return True
+    # the general case: rebuild ranges i0..i1 in a scratch array, then splice them in
+    pieces = np.empty(((i1 - i0) * 2 + 3) * width, np.int64)
+    n = 0
+    cur = off
+    for i in range(i0, i1):
+        r = _rec(a, lst, i)
+        s, e = a[r + F_START], a[r + F_END]
+        if s < off:                                     # the part before the access keeps its stamps
+            _piece(pieces, n * width, s, off, a, r, width)
+            n += 1
+        lo, hi = max(s, off), min(e, end)
+        if lo > cur:                                    # a gap inside the access
+            _piece(pieces, n * width, cur, lo, a, -1, width)
+            _access(pieces, n * width, slot, stamp, width)
+            n += 1
+        _piece(pieces, n * width, lo, hi, a, r, width)
+        _access(pieces, n * width, slot, stamp, width)
+        n += 1
+        cur = hi
+        if e > end:                                     # the part after the access keeps its stamps
+            _piece(pieces, n * width, end, e, a, r, width)
+            n += 1
+    if cur < end:
+        _piece(pieces, n * width, cur, end, a, -1, width)
+        _access(pieces, n * width, slot, stamp, width)
+        n += 1
+    m = 0                                               # merge pieces that now agree
+    for k in range(n):
+        if m > 0 and pieces[(m - 1) * width + F_END] == pieces[k * width + F_START] and \
+                _equal(pieces, (m - 1) * width, k * width, width):
+            pieces[(m - 1) * width + F_END] = pieces[k * width + F_END]
+        else:
+            if m != k:
+                pieces[m * width:(m + 1) * width] = pieces[k * width:(k + 1) * width]
+            m += 1
+    if m > i1 - i0:
+        if not _insert(a, lst, i1, m - (i1 - i0)):
+            return False
+    else:
+        _remove(a, lst, i0 + m, i1)
+    a[first:first + m * width] = pieces[:m * width]
+    _merge_around(a, lst, i0 + m - 1)
+    _merge_around(a, lst, i0)
+    return True
+
+
+@njit(cache=True)
+def _compact(a, lst):
+    """Make room in a full list: merge touching ranges of the same kind, keeping the older stamps.
+
+    Older stamps can only hide a race, never invent one.
+    """
+    width = a[lst + L_WIDTH]
+    count = a[lst + L_COUNT]
+    m = 0
+    for i in range(count):
+        r = _rec(a, lst, i)
+        if m > 0:
+            p = _rec(a, lst, m - 1)
+            same = a[p + F_END] == a[r + F_START]
+            for f in range(F_W, width):
+                same = same and (a[p + f] == 0) == (a[r + f] == 0)
+            if same:
+                a[p + F_END] = a[r + F_END]
+                for f in range(F_W, width):
+                    if a[r + f] != 0 and _clock(a[r + f]) < _clock(a[p + f]):
+                        a[p + f] = a[r + f]
+                continue
+        if m != i:
+            q = _rec(a, lst, m)
+            a[q:q + width] = a[r:r + width].copy()
+        m += 1
+    a[lst + L_COUNT] = m
+
+
+# --------------------------------------------------------------------------- local memory
+
+
+@njit(cache=True, inline="always")
+def _limits(sh, pipe):
+    """Fill the scratch row with what ``pipe`` knows (of itself: everything)."""
+    r = _row(pipe)
+    for q in range(N_PIPES):
+        sh[H_LIM + q] = sh[r + q]
+    sh[H_LIM + pipe] = BIG
+    sh[H_LIM + 7] = BIG                          # no pipe 7: keeps the lookups in bounds
+
+
+@njit(cache=True, inline="always")
+def _unordered(known, base, stamp):
+    """Stamp ``stamp`` is an access the pipe whose knowledge is ``known[base:base + 8]`` is not ordered after."""
+    return stamp != 0 and _clock(stamp) > known[base + _pipe(stamp)]
+
+
+@njit(cache=True)
+def _memory_of(st, addr):
+    """(memory, its base) of the absolute local address ``addr``."""
+    for hw in range(ST.N_HARDWARE):
+        base = st[ST.SEG_BASE + hw]
+        if st[ST.SEG_SIZE + hw] > 0 and base <= addr < base + st[ST.SEG_SIZE + hw]:
+            return hw, base
+    return 0, 0
+
+
+@njit(cache=True)
+def _local_fault(st, pipe, write, b0, b1, ostamp, owrite, addr, nbytes, loc):
+    """Raise the race with ``ostamp`` (or, ``ostamp == 0``, the uninitialised read) on blocks [b0, b1)."""
+    hw, base = _memory_of(st, b0 * 32)
+    lo = max(b0 * 32, addr) - base
+    hi = min(b1 * 32, addr + nbytes) - base
+    if ostamp == 0:
+        raise Fault(F_UNINIT_LOCAL, loc, lo, hi, _detail(pipe, 0, 0, 0, hw, 0, 0))
+    raise Fault(F_RACE_LOCAL, loc, lo, hi, _detail(pipe, write, _pipe(ostamp), owrite, hw, _loc(ostamp), 0))
+
+
+@njit(cache=True)
+def _local_race(st, sh, pipe, write, lo, hi, rec, addr, nbytes, loc):
+    """Raise the race of an access to blocks [lo, hi) with an access recorded at ``rec``."""
+    r = _row(pipe)
+    w = sh[rec + F_W]
+    if w != 0 and _pipe(w) != pipe and _clock(w) > sh[r + _pipe(w)]:
+        _local_fault(st, pipe, write, lo, hi, w, 1, addr, nbytes, loc)
+    for k in range(N_RSLOTS):
+        rd = sh[rec + F_R + k]
+        if rd != 0 and _pipe(rd) != pipe and _clock(rd) > sh[r + _pipe(rd)]:
+            _local_fault(st, pipe, write, lo, hi, rd, 0, addr, nbytes, loc)
+
+
+@njit(cache=True, inline="always")
+def local(st, sh, pipe, addr, nbytes, kind, loc):
+    """Check and record an access of pipe ``pipe`` to ``nbytes`` of local memory at ``addr``.
+
+    ``kind``: READ, WRITE or READ_SPAN (a bounding range: races only).  One
+    binary search finds the ranges the access overlaps; they are checked
+    (unwritten blocks, unordered accesses) and then updated.
+    """
+    if nbytes <= 0 or addr < 0 or addr + nbytes > sh[H_LMBYTES] or pipe < 0 or pipe >= N_PIPES:
+        return                       # the instruction itself reports a bad operand
+    b0 = addr >> 5
+    b1 = (addr + nbytes + 31) >> 5
+    write = kind == WRITE
+    lst = sh[H_LOCAL]
+    r = _row(pipe)
+    count = sh[lst + L_COUNT]
+    i0 = _first_after(sh, lst, b0)
+    i = i0
+    cur = b0
+    while i < count:
+        rec = lst + LH + i * LOCAL_WIDTH
+        s = sh[rec + F_START]
+        if s >= b1:
+            break
+        e = sh[rec + F_END]
+        w = sh[rec + F_W]
+        if kind == READ and (s > cur or w == 0):
+            _local_fault(st, pipe, 0, cur if s > cur else s, s if s > cur else e, 0, 0, addr, nbytes, loc)
+        bad = w != 0 and _pipe(w) != pipe and _clock(w) > sh[r + _pipe(w)]
+        if write:
+            for k in range(N_RSLOTS):
+                rd = sh[rec + F_R + k]
+                bad |= rd != 0 and _pipe(rd) != pipe and _clock(rd) > sh[r + _pipe(rd)]
+        if bad:
+            _local_race(st, sh, pipe, write, max(s, b0), min(e, b1), rec, addr, nbytes, loc)
+        cur = e
+        i += 1
+    if kind == READ and cur < b1:
+        _local_fault(st, pipe, 0, cur, b1, 0, 0, addr, nbytes, loc)
+    if kind != WRITE and pipe == S:
+        return                       # a scalar read is over before anything else is issued
+    stamp = _stamp(_epoch(sh, pipe), loc, pipe)
+    _apply_at(sh, lst, i0, i, b0, b1, -1 if write else RSLOT[pipe], stamp)
+
+
+# --------------------------------------------------------------------------- GM
+
+
+@njit(cache=True, inline="always")
+def _part(g, core):
+    return GH + core * g[GH_PART]
+
+
+@njit(cache=True, inline="always")
+def _check_gm(g, lst, off, end, write, known, base):
+    """The first range of a core's list overlapping [off, end) that holds an access the accessing
+    pipe (its knowledge of that core at ``known[base:base + 8]``) is not ordered after.
+
+    Returns (record, offending stamp, its kind) or (-1, 0, 0).
+    """
+    count = g[lst + L_COUNT]
+    i = _first_after(g, lst, off)
+    while i < count:
+        r = _rec(g, lst, i)
+        if g[r + F_START] >= end:
+            break
+        w = g[r + F_W]
+        if _unordered(known, base, w):
+            return r, w, 1
+        rd = g[r + F_R]
+        if write and _unordered(known, base, rd):
+            return r, rd, 0
+        i += 1
+    return -1, 0, 0
+
+
+@njit(cache=True)
+def gm(st, sh, g, rid, pipe, off, nbytes, write, loc):
+    """Check and record a DMA access of pipe ``pipe`` to bytes [off, off + nbytes) of GM region ``rid``."""
+    if nbytes <= 0 or off < 0 or off + nbytes > g[GH_NBYTES] or pipe < 0 or pipe >= N_PIPES:
+        return                       # the instruction itself reports a bad range
+    end = off + nbytes
+    me = sh[H_SLOT]
+    lst = _part(g, me)
+    _limits(sh, pipe)
+    r, other, okind = _check_gm(g, lst, off, end, write, sh, H_LIM)
+    if r >= 0:
+        lo, hi = max(off, g[r + F_START]), min(end, g[r + F_END])
+        raise Fault(F_RACE_GM, loc, lo, hi, _detail(pipe, write, _pipe(other), okind, rid, _loc(other), 0))
+    if g[GH_ONLINE] != 0:
+        rvc = sh[H_RVC]
+        for c in range(g[GH_NCORES]):
+            if c != me:
+                r, other, okind = _check_gm(g, _part(g, c), off, end, write, sh, rvc + c * N_PIPES)
+                if r >= 0:
+                    lo, hi = max(off, g[r + F_START]), min(end, g[r + F_END])
+                    raise Fault(F_RACE_GM_CORES, loc, lo, hi,
+                                _detail(pipe, write, _pipe(other), okind, rid, _loc(other), c))
+    stamp = _stamp(_epoch(sh, pipe), loc, pipe)
+    slot = -1 if write else 0
+    if not _apply(g, lst, off, end, slot, stamp):
+        _compact(g, lst)
+        if not _apply(g, lst, off, end, slot, stamp):
+            g[lst + L_OVER] = 1      # overflowed: this access goes unrecorded (can only hide races)
+
+
+# --------------------------------------------------------------------------- after the launch
+
+
+@njit(cache=True)
+def cross_core_conflict(g):
+    """The first byte range one core writes and another core accesses, in a launch without cross-core sync.
+
+    Returns ``[found, lo, hi, core_a, stamp_a, write_a, core_b, stamp_b, write_b]``
+    with ``a`` the access at the lower address (the earlier core on a tie).
+    """
+    out = np.zeros(9, np.int64)
+    ncores = g[GH_NCORES]
+    total = 0
+    for c in range(ncores):
+        total += g[_part(g, c) + L_COUNT]
+    starts = np.empty(total, np.int64)
+    owner = np.empty(total, np.int64)
+    where = np.empty(total, np.int64)
+    n = 0
+    for c in range(ncores):
+        lst = _part(g, c)
+        for i in range(g[lst + L_COUNT]):
+            r = _rec(g, lst, i)
+            starts[n], owner[n], where[n] = g[r + F_START], c, r
+            n += 1
+    order = np.argsort(starts, kind="mergesort")
+    active = np.empty(total, np.int64)
+    active_owner = np.empty(total, np.int64)
+    nact = 0
+    for k in range(total):
+        x = where[order[k]]
+        cx = owner[order[k]]
+        sx = g[x + F_START]
+        m = 0
+        for j in range(nact):                 # drop the ranges that end before this one starts
+            if g[active[j] + F_END] > sx:
+                active[m], active_owner[m] = active[j], active_owner[j]
+                m += 1
+        nact = m
+        for j in range(nact):
+            y, cy = active[j], active_owner[j]
+            if cy != cx and (g[x + F_W] != 0 or g[y + F_W] != 0):
+                wy, wx = g[y + F_W] != 0, g[x + F_W] != 0
+                out[0], out[1], out[2] = 1, sx, min(g[x + F_END], g[y + F_END])
+                out[3], out[4], out[5] = cy, g[y + F_W] if wy else g[y + F_R], int(wy)
+                out[6], out[7], out[8] = cx, g[x + F_W] if wx else g[x + F_R], int(wx)
+                return out
+        active[nact], active_owner[nact] = x, cx
+        nact += 1
+    return out
+
+
+def check_launch(gsh: tuple[np.ndarray, ...], region_names: list[str], locs: list[Any],
+                 core_labels: list[str], kernel: str) -> None:
+    """After a launch whose cores never synchronise: raise a RaceError for GM two cores conflict on."""
+    for rid, g in enumerate(gsh):
+        if g.size <= GH or g[GH_ONLINE]:
+            continue
+        r = cross_core_conflict(g)
+        if not r[0]:
+            continue
+        lo, hi, ca, sa, wa, cb, sb, wb = (int(v) for v in r[1:])
+
+        def site(stamp: int) -> str:
+            i = (stamp >> 3) & LOC_MASK
+            return f"{locs[i].short()} `{locs[i].line_text.strip()}`" if i < len(locs) else "an unknown line"
+
+        loc_b = (sb >> 3) & LOC_MASK
+        detail = (f"{PIPE_NAMES[sb & 7]} {_KIND[wb]} of GM bytes [{lo}, {hi}) of {region_names[rid]} races with "
+                  f"the {PIPE_NAMES[sa & 7]} {_KIND[wa]} by {core_labels[ca]} at {site(sa)}: the cores do not "
+                  f"synchronise (sync_all, cross_core_set_flag/wait_flag, ...), so nothing orders them")
+        raise errors.RaceError(detail, kernel=kernel, core=core_labels[cb],
+                               loc=locs[loc_b] if loc_b < len(locs) else None)

@@ -6,12 +6,22 @@ A queue owns ``num`` blocks carved out of its position's memory by
 corrupts data on hardware (no free block, deque from an empty queue, more than
 ``depth`` tensors enqueued, more than 8 tensors allocated per position,
 freeing twice) is reported here.
+
+A queue also synchronises the two pipes on either side of it (Ascend C's
+``TQueBind``): ``enque`` sets a flag from the producing pipe that ``deque``
+waits for on the consuming pipe, and ``free_tensor`` sets a flag from the
+consumer that the next ``alloc_tensor`` of the block waits for on the
+producer.  :func:`queue_pipes` names the two pipes from the queue's
+positions, as the library derives its events (``GetQueEvt``); at check level
+``full`` the TQue rules hand them to the race checker (``isa/hb.py``).
 """
 from __future__ import annotations
 
 from numba import njit
 
 from .. import errors
+from ..language.enums import Hardware, TPosition
+from . import hb
 from . import state as S
 from .fault import Fault, register
 
@@ -32,6 +42,53 @@ F_TBUF_NOT_INIT = 213
 F_TBUF_OVER = 214
 F_TBUF_ALIGN = 215
 F_BAD_LEN = 216
+
+# --------------------------------------------------------------------------- the pipes of a queue
+
+# a TQue(pos) moves data between these logical positions (the library's GetBufferLogicPos)
+_LOGICAL = {
+    TPosition.VECIN: (TPosition.GM, TPosition.VECIN), TPosition.VECOUT: (TPosition.VECOUT, TPosition.GM),
+    TPosition.A1: (TPosition.GM, TPosition.A1), TPosition.B1: (TPosition.GM, TPosition.B1),
+    TPosition.C1: (TPosition.GM, TPosition.C1), TPosition.A2: (TPosition.A1, TPosition.A2),
+    TPosition.B2: (TPosition.B1, TPosition.B2), TPosition.C2: (TPosition.C1, TPosition.C2),
+    TPosition.CO1: (TPosition.CO1, TPosition.CO2), TPosition.CO2: (TPosition.CO2, TPosition.GM),
+}
+_MEMORY = {
+    TPosition.GM: Hardware.GM, TPosition.CO2: Hardware.GM, TPosition.VECIN: Hardware.UB,
+    TPosition.VECOUT: Hardware.UB, TPosition.VECCALC: Hardware.UB, TPosition.A1: Hardware.L1,
+    TPosition.B1: Hardware.L1, TPosition.C1: Hardware.L1, TPosition.A2: Hardware.L0A,
+    TPosition.B2: Hardware.L0B, TPosition.C2: Hardware.BIAS, TPosition.CO1: Hardware.L0C,
+}
+# (source memory, destination memory) -> (producing pipe, consuming pipe), after GetQueEvt on A2/A3
+_QUEUE_PIPES = {
+    (Hardware.GM, Hardware.UB): (hb.MTE2, hb.V),
+    (Hardware.GM, Hardware.L1): (hb.MTE2, hb.MTE1),
+    (Hardware.GM, Hardware.L0A): (hb.MTE2, hb.M),
+    (Hardware.GM, Hardware.L0B): (hb.MTE2, hb.M),
+    (Hardware.UB, Hardware.GM): (hb.V, hb.MTE3),
+    (Hardware.UB, Hardware.L1): (hb.MTE3, hb.MTE1),
+    (Hardware.UB, Hardware.UB): (hb.MTE2, hb.MTE3),
+    (Hardware.L1, Hardware.UB): (hb.MTE1, hb.V),
+    (Hardware.L1, Hardware.L0A): (hb.MTE1, hb.M),
+    (Hardware.L1, Hardware.L0B): (hb.MTE1, hb.M),
+    (Hardware.L1, Hardware.BIAS): (hb.MTE1, hb.M),
+    (Hardware.L0C, Hardware.GM): (hb.M, hb.FIX),
+}
+
+
+def queue_pipes(src: TPosition, dst: TPosition) -> tuple[int, int]:
+    """``(producer, consumer)`` race-checker pipes of ``TQueBind(src, dst)`` (``TQue(pos)``: src == dst).
+
+    A queue between two vector positions of the same buffer (``TQue(VECCALC)``)
+    stays on the vector pipe.  A pair the hardware has no queue event for is
+    taken as vector to vector too: such a queue orders nothing between pipes.
+    """
+    if src == dst:
+        if src not in _LOGICAL:
+            return hb.V, hb.V
+        src, dst = _LOGICAL[src]
+    pipes = _QUEUE_PIPES.get((_MEMORY.get(src), _MEMORY.get(dst)))
+    return pipes if pipes is not None else (hb.V, hb.V)
 
 _STATE = {S.BLK_FREE: "free", S.BLK_ALLOCATED: "allocated", S.BLK_ENQUEUED: "enqueued",
           S.BLK_DEQUEUED: "dequeued"}

@@ -89,3 +89,22 @@ PAD_RAW = 3            # raw element bits (legacy DataCopyPadParams.padding_valu
 CMPMASK_LO = STATE_SIZE
 CMPMASK_HI = STATE_SIZE + 1
 STATE_SIZE += 2
+
+# cross-core waits (npuemu/isa/cross_core.py).  A wait that cannot complete records what it waits
+# for here before the core yields, so a deadlock report can say it; WAIT_KIND 0 = not waiting.
+WAIT_KIND = STATE_SIZE
+WAIT_A = STATE_SIZE + 1
+WAIT_B = STATE_SIZE + 2
+WAIT_C = STATE_SIZE + 3
+WAIT_D = STATE_SIZE + 4
+SYNC_STAGE = STATE_SIZE + 5      # progress through the set/wait steps of a hard sync_all
+SOFT_STAGE = STATE_SIZE + 6      # 1 between a soft sync_all's arrival and its departure
+SOFT_ROUND = STATE_SIZE + 7      # value this core wrote to its soft sync_all slot on arrival
+SOFT_FIRST = STATE_SIZE + 8      # 1 when the slot held 0 on arrival (the hardware's "first sync" path)
+SOFT_DONE = STATE_SIZE + 9       # soft sync_all calls this core completed
+STATE_SIZE += 10
+
+# TPipe event-id pool (alloc_event_id / release_event_id, npuemu/isa/sync.py): bit i of
+# st[EVENT_POOL + event] is set while id i of that HardEvent is allocated
+EVENT_POOL = STATE_SIZE
+STATE_SIZE += N_EVENTS

@@ -1,11 +1,13 @@
-"""Intra-core synchronisation: ``set_flag``/``wait_flag``, ``pipe_barrier``, ``data_sync_barrier``.
+"""Intra-core synchronisation: ``set_flag``/``wait_flag``, barriers and TPipe's event ids.
 
 On hardware a core's scalar unit issues instructions into one in-order queue
 per pipe (S, V, M, MTE1, MTE2, MTE3, FIX) and the queues run in parallel.
 ``set_flag(HardEvent.X_Y, id)`` sets flag (X_Y, id) once pipe X has finished
 everything issued before it; ``wait_flag`` stalls pipe Y until the flag is set
 and then clears it.  npuemu executes instructions in program order, so these
-calls order nothing here; what they can still get wrong is checked:
+calls order nothing here; at check level ``full`` they move the pipes' vector
+clocks (:mod:`npuemu.isa.hb`), which is how the race checker knows what they
+order.  What they can get wrong themselves is checked at every level:
 
 * the event id is 0..7;
 * the event pair exists on the core type (AIV: pipes S, V, MTE2, MTE3; AIC:
@@ -22,9 +24,18 @@ calls order nothing here; what they can still get wrong is checked:
 The flag table is ``st[FLAGS + event * N_EVENT_IDS + id]`` (1 = set) with the
 source-location id of the set_flag that set it in the same slot of
 ``FLAG_LOC``; a fault for a flag left set points at that set_flag.
+
+TPipe's event ids (``alloc_event_id``, ``fetch_event_id``,
+``release_event_id``) come from a pool of the 8 ids of each HardEvent:
+``alloc`` takes the lowest free id, ``fetch`` names it without taking it and
+``release`` gives an id back.  A pool with no free id, or the release of an
+id that is not allocated, is a SyncError (the library asserts on both).
+The ids TQue's implicit flags take from the same pool on hardware are not
+counted here.
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from .. import errors
@@ -42,6 +53,9 @@ F_PIPE_CORE = 706
 F_BAD_PIPE = 707
 F_BAD_EVENT = 708
 F_BAD_DSB = 709
+F_POOL_EMPTY = 720
+F_POOL_NOT_HELD = 721
+F_POOL_ID = 722
 
 AIV, AIC = 0, 1
 CORE_NAMES = ("AIV", "AIC")
@@ -115,6 +129,16 @@ register({
     F_BAD_PIPE: (errors.SyncError, lambda a, b, c, env: f"pipe_barrier: {a} is not a PipeID"),
     F_BAD_EVENT: (errors.SyncError, lambda a, b, c, env: f"{_op(c)}: {a} is not a HardEvent"),
     F_BAD_DSB: (errors.SyncError, lambda a, b, c, env: f"data_sync_barrier: {a} is not a MemDsbT"),
+    F_POOL_EMPTY: (errors.SyncError,
+                   lambda a, b, c, env: f"{('alloc_event_id', 'fetch_event_id')[c]}({event_name(a)}): all "
+                                        f"{S.N_EVENT_IDS} event ids of {HardEvent(a).name} are allocated "
+                                        f"(release_event_id the ones you are done with)"),
+    F_POOL_NOT_HELD: (errors.SyncError,
+                      lambda a, b, c, env: f"release_event_id({b}, {event_name(a)}): id {b} of "
+                                           f"{HardEvent(a).name} is not allocated (released twice, or never "
+                                           f"taken with alloc_event_id)"),
+    F_POOL_ID: (errors.SyncError,
+                lambda a, b, c, env: f"release_event_id({b}, {event_name(a)}): event id {b} is outside 0..7"),
 })
 
 
@@ -177,3 +201,51 @@ def data_sync_barrier(st, arg, loc):
     """``data_sync_barrier(MemDsbT(arg))``: memory accesses complete at issue here; check the argument."""
     if arg < 0 or arg >= N_DSB:
         raise Fault(F_BAD_DSB, loc, arg, 0, 0)
+
+
+# --------------------------------------------------------------------------- TPipe event-id pool
+
+
+@njit(cache=True, inline="always")
+def _free_id(st, event):
+    """The lowest id of ``event`` not allocated, or N_EVENT_IDS."""
+    held = st[S.EVENT_POOL + event]
+    for i in range(S.N_EVENT_IDS):
+        if (held >> i) & 1 == 0:
+            return i
+    return S.N_EVENT_IDS
+
+
+@njit(cache=True)
+def alloc_event_id(st, event, loc):
+    """``TPipe.alloc_event_id(event)``: take the lowest free id of ``event``."""
+    if event < 0 or event >= S.N_EVENTS:
+        raise Fault(F_BAD_EVENT, loc, event, 0, 0)
+    i = _free_id(st, event)
+    if i >= S.N_EVENT_IDS:
+        raise Fault(F_POOL_EMPTY, loc, event, 0, 0)
+    st[S.EVENT_POOL + event] |= 1 << i
+    return np.int64(i)
+
+
+@njit(cache=True)
+def fetch_event_id(st, event, loc):
+    """``TPipe.fetch_event_id(event)``: the id alloc_event_id would take, left free."""
+    if event < 0 or event >= S.N_EVENTS:
+        raise Fault(F_BAD_EVENT, loc, event, 0, 0)
+    i = _free_id(st, event)
+    if i >= S.N_EVENT_IDS:
+        raise Fault(F_POOL_EMPTY, loc, event, 0, 1)
+    return np.int64(i)
+
+
+@njit(cache=True)
+def release_event_id(st, event, event_id, loc):
+    """``TPipe.release_event_id(id, event)``: give an allocated id back to the pool."""
+    if event < 0 or event >= S.N_EVENTS:
+        raise Fault(F_BAD_EVENT, loc, event, 0, 0)
+    if event_id < 0 or event_id >= S.N_EVENT_IDS:
+        raise Fault(F_POOL_ID, loc, event, event_id, 0)
+    if (st[S.EVENT_POOL + event] >> event_id) & 1 == 0:
+        raise Fault(F_POOL_NOT_HELD, loc, event, event_id, 0)
+    st[S.EVENT_POOL + event] &= ~(np.int64(1) << event_id)

@@ -1,7 +1,8 @@
 """Tensor bookkeeping instructions: static tensors, sub-tensors, scalar element access.
 
-Scalar accesses run on PIPE_S.  GM scalar accesses go straight to GM here; the
-DCache model (see the sync/DCache work) wraps them.
+Scalar accesses run on PIPE_S.  GM scalar accesses go through the core's
+DCache (:mod:`npuemu.isa.dcache`): a read may return a stale cached value and
+a write reaches GM only when its line is written back, as on hardware.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from numba import njit
 
 from .. import errors
 from . import state as S
+from . import dcache
 from .common import check_aligned
 from .fault import Fault, register
 
@@ -20,6 +22,7 @@ F_GM_ELEM_OOB = 1003
 F_GM_SUB_OOB = 1004
 F_NO_MEM = 1005
 F_NEG = 1006
+F_GM_ELEM_ALIGN = 1007
 
 register({
     F_STATIC_OOB: (errors.CapacityError,
@@ -38,6 +41,9 @@ register({
                                     f"usable on this core)"),
     F_NEG: (errors.BoundsError,
             lambda a, b, c, env: f"negative address or size ({a})"),
+    F_GM_ELEM_ALIGN: (errors.AlignmentError,
+                      lambda a, b, c, env: f"scalar GM access at byte offset {a} is not aligned to its "
+                                           f"{b}-byte element"),
 })
 
 
@@ -77,18 +83,25 @@ def _local_index(addr, length, esize, index, loc):
     return addr + index * esize
 
 
-@njit(cache=True, inline="always")
-def _gm_index(gm, rid, off, size, esize, index, loc):
+@njit(cache=True)
+def gm_elem(gm, rid, off, size, esize, index, loc):
+    """Byte offset in region ``rid`` of element ``index`` of a GlobalTensor (off, size); checks bounds.
+
+    Elements are naturally aligned (GlobalTensor offsets count whole
+    elements), so one never straddles two DCache lines.
+    """
     if index < 0 or (size >= 0 and index >= size):
         raise Fault(F_ELEM_OOB, loc, index, size, 0)
     at = off + index * esize
     if at < 0 or at + esize > gm[rid].size:
         raise Fault(F_GM_ELEM_OOB, loc, at, rid, 0)
+    if at % esize:
+        raise Fault(F_GM_ELEM_ALIGN, loc, at, esize, 0)
     return at
 
 
 def _make_access(dtype):
-    """get/set element instructions for one storage dtype (LocalTensor and GlobalTensor)."""
+    """get/set element instructions for one storage dtype (LocalTensor, and GlobalTensor in two forms)."""
     np_t = dtype
     esize = np.dtype(dtype).itemsize
 
@@ -102,28 +115,49 @@ def _make_access(dtype):
         at = _local_index(addr, length, esize, index, loc)
         lm[at:at + esize].view(np_t)[0] = value
 
-    @njit(cache=True)
-    def gm_get(gm, rid, off, size, index, loc):
-        at = _gm_index(gm, rid, off, size, esize, index, loc)
-        return gm[rid][at:at + esize].view(np_t)[0]
+    # GM elements go through the DCache.  The generated code checks the index with gm_elem, then
+    # reads or writes the element in the DCache array at the position dcache.load_hit / store_hit
+    # give for a hit, or else gm_get / gm_set (a miss, or the first write to a clean line).  A binary
+    # built for check level full asks gm_get_full / gm_set_full for every access.
 
     @njit(cache=True)
-    def gm_set(gm, rid, off, size, index, value, loc):
-        at = _gm_index(gm, rid, off, size, esize, index, loc)
-        gm[rid][at:at + esize].view(np_t)[0] = value
+    def gm_get(st, gm, dc, rid, at, geo, loc):
+        return dcache.load(st, gm, dc, rid, at, np.int64(esize), geo, loc)
 
-    return local_get, local_set, gm_get, gm_set
+    @njit(cache=True)
+    def gm_set(st, gm, dc, rid, at, geo, loc):
+        return dcache.store(st, gm, dc, rid, at, np.int64(esize), geo, loc)
+
+    @njit(cache=True)
+    def gm_get_full(st, sh, gsh, gm, dc, rid, at, geo, loc):
+        return dcache.load_full(st, sh, gsh, gm, dc, rid, at, np.int64(esize), geo, loc)
+
+    @njit(cache=True)
+    def gm_set_full(st, sh, gsh, gm, dc, rid, at, geo, loc):
+        return dcache.store_full(st, sh, gsh, gm, dc, rid, at, np.int64(esize), geo, loc)
+
+    return local_get, local_set, gm_get, gm_set, gm_get_full, gm_set_full
 
 
-(local_get_i8, local_set_i8, gm_get_i8, gm_set_i8) = _make_access(np.int8)
-(local_get_u8, local_set_u8, gm_get_u8, gm_set_u8) = _make_access(np.uint8)
-(local_get_i16, local_set_i16, gm_get_i16, gm_set_i16) = _make_access(np.int16)
-(local_get_u16, local_set_u16, gm_get_u16, gm_set_u16) = _make_access(np.uint16)
-(local_get_i32, local_set_i32, gm_get_i32, gm_set_i32) = _make_access(np.int32)
-(local_get_u32, local_set_u32, gm_get_u32, gm_set_u32) = _make_access(np.uint32)
-(local_get_i64, local_set_i64, gm_get_i64, gm_set_i64) = _make_access(np.int64)
-(local_get_u64, local_set_u64, gm_get_u64, gm_set_u64) = _make_access(np.uint64)
-(local_get_f32, local_set_f32, gm_get_f32, gm_set_f32) = _make_access(np.float32)
-(local_get_f64, local_set_f64, gm_get_f64, gm_set_f64) = _make_access(np.float64)
+(local_get_i8, local_set_i8, gm_get_i8, gm_set_i8, gm_get_i8_full,
+ gm_set_i8_full) = _make_access(np.int8)
+(local_get_u8, local_set_u8, gm_get_u8, gm_set_u8, gm_get_u8_full,
+ gm_set_u8_full) = _make_access(np.uint8)
+(local_get_i16, local_set_i16, gm_get_i16, gm_set_i16, gm_get_i16_full,
+ gm_set_i16_full) = _make_access(np.int16)
+(local_get_u16, local_set_u16, gm_get_u16, gm_set_u16, gm_get_u16_full,
+ gm_set_u16_full) = _make_access(np.uint16)
+(local_get_i32, local_set_i32, gm_get_i32, gm_set_i32, gm_get_i32_full,
+ gm_set_i32_full) = _make_access(np.int32)
+(local_get_u32, local_set_u32, gm_get_u32, gm_set_u32, gm_get_u32_full,
+ gm_set_u32_full) = _make_access(np.uint32)
+(local_get_i64, local_set_i64, gm_get_i64, gm_set_i64, gm_get_i64_full,
+ gm_set_i64_full) = _make_access(np.int64)
+(local_get_u64, local_set_u64, gm_get_u64, gm_set_u64, gm_get_u64_full,
+ gm_set_u64_full) = _make_access(np.uint64)
+(local_get_f32, local_set_f32, gm_get_f32, gm_set_f32, gm_get_f32_full,
+ gm_set_f32_full) = _make_access(np.float32)
+(local_get_f64, local_set_f64, gm_get_f64, gm_set_f64, gm_get_f64_full,
+ gm_set_f64_full) = _make_access(np.float64)
 
 __all__ = ["static_tensor", "sub_tensor", "gm_sub_tensor", "check_aligned"]

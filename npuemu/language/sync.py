@@ -1,9 +1,12 @@
 """Intra-core synchronisation between pipes (``SetFlag``/``WaitFlag``, ``PipeBarrier``, ``DataSyncBarrier``).
 
 Signatures follow pyasc (``asc.language.basic.block_sync``).  npuemu runs a
-core's instructions in program order, so these calls are bookkeeping; the
-rules they must still obey (legal event pairs, ids 0..7, every set waited
-for exactly once) are checked as described in ``npuemu/isa/sync.py``.
+core's instructions in program order, so these calls do not change results;
+the rules they must obey (legal event pairs, ids 0..7, every set waited for
+exactly once) are checked as described in ``npuemu/isa/sync.py``, and at
+check level ``full`` they are what the race checker (``npuemu/isa/hb.py``)
+takes as ordering between pipes.  TPipe's event-id pool
+(``pipe.alloc_event_id`` and friends) is a method of ``TPipe``.
 """
 from __future__ import annotations
 
@@ -34,6 +37,7 @@ def pipe_barrier(pipe: PipeID) -> None:
 
     ``PipeID.PIPE_S`` is not allowed; the pipe must exist on the core
     (AIV: V, MTE2, MTE3; AIC: M, MTE1, MTE2, MTE3, FIX; PIPE_ALL on both).
+    ``PIPE_ALL`` orders every pipe after everything issued before it.
     """
 
 

@@ -19,7 +19,7 @@ def get_block_num() -> int:
 
 @builtin
 def get_sub_block_idx() -> int:
-    """Index of this AIV inside its AI Core (0 or 1)."""
+    """Index of this AIV inside its AI Core: 0 or 1 in MIX_AIC_1_2, else (and on an AIC) 0."""
 
 
 @builtin
@@ -29,7 +29,7 @@ def get_sub_block_num() -> int:
 
 @builtin
 def get_task_ratio() -> int:
-    """Same as ``get_sub_block_num``."""
+    """AIVs (on an AIV) or AICs (on an AIC) per AI Core in this launch: as ``get_sub_block_num``."""
 
 
 @builtin

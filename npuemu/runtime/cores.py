@@ -51,6 +51,43 @@ def core_plan(kernel_type: KernelType, block_dim: int) -> list[CoreSpec]:
     raise ValueError(f"unsupported kernel type {kernel_type!r}")
 
 
+@dataclass(frozen=True)
+class Residency:
+    """How a launch's blocks occupy physical cores.
+
+    A launch of more blocks than the platform has cores runs in waves: a
+    block starts when a physical core (an AI Core, for the mix types) frees
+    up.  ``units`` lists the launch slots of each block in start order (a mix
+    block is its AIC with its AIVs); at most ``capacity`` blocks are resident.
+    """
+
+    units: tuple[tuple[int, ...], ...]
+    capacity: int
+    unit_name: str        # what one block occupies: "AIV core", "AIC core" or "AI Core"
+
+
+def residency(kernel_type: KernelType, block_dim: int, platform: Platform) -> Residency:
+    """The blocks of a launch of ``block_dim`` blocks and how many of them fit on ``platform`` at once."""
+    n = block_dim
+    if kernel_type == KernelType.MIX_AIC_1_1:
+        return Residency(tuple((i, n + i) for i in range(n)), min(platform.aic_count, platform.aiv_count),
+                         "AI Core")
+    if kernel_type == KernelType.MIX_AIC_1_2:
+        return Residency(tuple((i, n + 2 * i, n + 2 * i + 1) for i in range(n)),
+                         min(platform.aic_count, platform.aiv_count // 2), "AI Core")
+    on_aic = core_plan(kernel_type, 1)[0].core_type == AIC
+    return Residency(tuple((i,) for i in range(n)), platform.aic_count if on_aic else platform.aiv_count,
+                     "AIC core" if on_aic else "AIV core")
+
+
+def type_layout(kernel_type: KernelType, cores: list[CoreSpec]) -> tuple[int, int, int, int, int]:
+    """``(first AIC slot, AICs, first AIV slot, AIVs, AIVs per AI Core)`` of a launch's core list."""
+    aic = [i for i, c in enumerate(cores) if c.core_type == AIC]
+    aiv = [i for i, c in enumerate(cores) if c.core_type == AIV]
+    ratio = 2 if kernel_type == KernelType.MIX_AIC_1_2 else 1
+    return (aic[0] if aic else 0, len(aic), aiv[0] if aiv else 0, len(aiv), ratio)
+
+
 def new_core_state(spec: CoreSpec, platform: Platform) -> tuple[np.ndarray, np.ndarray]:
     """The ``st`` and ``lm`` arrays a core starts with."""
     st = np.zeros(S.STATE_SIZE, np.int64)

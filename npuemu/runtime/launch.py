@@ -1,10 +1,11 @@
 """Running a kernel binary on emulated cores.
 
-Each core runs its own instance of the generated generator function with its
+Each core runs its own instance of the generated kernel function with its
 own ``st``/``lm``/``log`` arrays; GM is the tuple of argument regions, shared
-by all cores and used in place.  The scheduler resumes cores in turn; an
-instance yields when it must wait for another core, so cross-core waits never
-block the host thread.
+by all cores and used in place, plus npuemu's system region (the last one),
+which holds the cross-core state.  This module builds those arrays, hands the
+cores to :mod:`npuemu.runtime.scheduler` and turns what goes wrong into
+:class:`npuemu.errors.KernelFault` errors.
 """
 from __future__ import annotations
 
@@ -16,27 +17,34 @@ import numpy as np
 
 from .. import errors
 from ..codegen.compiler import compile_numba
-from ..isa import dcache, hb
+from ..isa import cross_core, dcache, hb
 from ..isa import state as S
 from ..isa.fault import FAULTS, Fault
 from ..isa.state import LOG_WORDS
 from ..language import dtype as dt
 from ..language.enums import Hardware, TPosition
+from ..language.struct import UnassignedFieldError
 from ..options import Options
+from . import scheduler
 from .args import Region, region_for
-from .cores import CoreSpec, core_plan, new_core_state
+from .cores import CoreSpec, core_plan, new_core_state, residency, type_layout
 from .debuglog import print_launch_logs
 
-SYSTEM_REGION_BYTES = 64 * 1024
-_DUMMY = np.zeros(1, np.int64)      # stands in for arrays a launch does not use (never written)   # npuemu's own GM buffer (workspace for soft syncs and the like)
+SYSTEM_REGION_BYTES = 64 * 1024     # least size of npuemu's own GM region (cross-core state and the like)
+_DUMMY = np.zeros(1, np.int64)      # stands in for arrays a launch does not use (never written)
 
 
 class FaultContext:
     """Names for fault messages: regions, positions, memories, dtypes."""
 
-    def __init__(self, regions: list[Region], locs: list[Any] = ()):
+    def __init__(self, regions: list[Region], locs: list[Any] = (), cores: list[CoreSpec] = ()):
         self.regions = regions
         self.locs = locs
+        self.cores = cores
+
+    def core_label(self, slot: int) -> str:
+        """``AIV 3``: the core at launch slot ``slot`` (e.g. the other side of a cross-core race)."""
+        return self.cores[slot].label if 0 <= slot < len(self.cores) else f"the core in launch slot {slot}"
 
     def source(self, loc_id: int) -> str:
         """``file:line: source`` of another instruction (e.g. the other side of a race)."""
@@ -82,9 +90,14 @@ def _scalar_args(binary: Any, values: dict[str, Any]) -> list[Any]:
     out: list[Any] = []
     for pname, path, kind in binary.scalar_params:
         v = values[pname]
-        for part in path:
-            v = getattr(v, part)
-        if kind == "float":
+        try:
+            for part in path:
+                v = getattr(v, part)
+        except UnassignedFieldError as exc:
+            raise errors.LaunchError(f"argument '{pname}': {exc}") from None
+        if kind.endswith("[]"):             # an ArrayField of a struct argument
+            out.append(_array_arg(pname, path, kind, v))
+        elif kind == "float":
             out.append(np.float32(v))
         elif kind == "bool":
             out.append(bool(v))
@@ -96,6 +109,17 @@ def _scalar_args(binary: Any, values: dict[str, Any]) -> list[Any]:
     return out
 
 
+def _array_arg(pname: str, path: tuple[str, ...], kind: str, v: Any) -> np.ndarray:
+    """A struct's array field as the kernel's read-only int64 or float32 parameter array."""
+    if kind == "float[]":
+        return np.ascontiguousarray(v, dtype=np.float32)
+    a = np.asarray(v)
+    if a.size and a.dtype == np.uint64 and int(a.max()) >= 1 << 63:
+        raise errors.LaunchError(f"argument '{pname}': {'.'.join(path)} holds {int(a.max())}, which does not "
+                                 f"fit in 64 bits")
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
 def run(binary: Any, values: dict[str, Any], block_dim: int, options: Options) -> None:
     """Launch ``binary`` on ``block_dim`` blocks with the bound argument ``values``."""
     try:
@@ -103,32 +127,34 @@ def run(binary: Any, values: dict[str, Any], block_dim: int, options: Options) -
         scalars = _scalar_args(binary, values)
     except errors.LaunchError as exc:
         raise errors.LaunchError(f"kernel '{binary.compiled.name}': {exc}") from None
-    regions.append(Region("npuemu system workspace", np.zeros(SYSTEM_REGION_BYTES, np.uint8), dt.uint8))
-    gm = tuple(r.bytes for r in regions)
     cores = core_plan(binary.kernel_type, block_dim)
+    regions.append(Region("npuemu system workspace", _system_region(binary, cores), dt.uint8))
+    gm = tuple(r.bytes for r in regions)
     uses_log = bool(binary.facts.get("uses_log"))
     full = options.check == "full"
-    gsh = tuple(np.zeros(hb.gm_words(r.bytes.size, i == len(regions) - 1, len(cores)), np.int64) if full
-                else _DUMMY for i, r in enumerate(regions))
-    dc = np.zeros(dcache.dc_bytes(len(cores)), np.uint8)
+    # race checker (isa/hb.py): cores that wait for each other check each other's GM accesses as they run
+    gsh = hb.new_gm_shadows([r.bytes.size for r in regions], len(cores), bool(binary.facts.get("blocking"))) \
+        if full else tuple(_DUMMY for _ in regions)
+    dc = np.zeros(dcache.dc_bytes(len(cores), binary.platform), np.uint8)
     states = []
     for slot, spec in enumerate(cores):
         st, lm = new_core_state(spec, binary.platform)
         st[S.CORE_SLOT] = slot
         st[S.CHECK_FULL] = full
         log = np.zeros(LOG_WORDS, np.int64) if uses_log else _DUMMY
-        sh = np.zeros(hb.core_words(len(cores), lm.size), np.int64) if full else _DUMMY
+        sh = hb.new_core_shadow(slot, len(cores), lm.size) if full else _DUMMY
         states.append((st, lm, log, sh))
     if options.debug:
         fn = binary.compiled.python_fn
     else:
         st0, lm0, log0, sh0 = states[0]
         fn = compile_numba(binary.compiled, (st0, lm0, gm, log0, sh0, gsh, dc, *scalars))
-    ctx = FaultContext(regions, binary.compiled.locs)
+    ctx = FaultContext(regions, binary.compiled.locs, cores)
     try:
-        # the race checker and cross-core waits need one core at a time; the rest runs in parallel
-        serial = options.debug or full or bool(binary.facts.get("blocking"))
-        _schedule(fn, binary, cores, states, (gm, gsh, dc), scalars, ctx, parallel=not serial)
+        _schedule(fn, binary, cores, states, (gm, gsh, dc), scalars, ctx, options)
+        if full:     # cores that never synchronise: compare their GM accesses now
+            hb.check_launch(gsh, [ctx.region(i) for i in range(len(regions))], binary.compiled.locs,
+                            [c.label for c in cores], binary.compiled.name)
     finally:
         for r in regions:
             r.finish()
@@ -136,72 +162,52 @@ def run(binary: Any, values: dict[str, Any], block_dim: int, options: Options) -
             print_launch_logs(binary, cores, states, block_dim)
 
 
-def _schedule(fn: Any, binary: Any, cores: list[CoreSpec], states: list[tuple[np.ndarray, ...]],
-              shared: tuple[tuple[np.ndarray, ...], ...], scalars: list[Any], ctx: FaultContext,
-              parallel: bool) -> None:
-    """Run every core to completion.
+def _system_region(binary: Any, cores: list[CoreSpec]) -> np.ndarray:
+    """npuemu's GM region; a kernel with cross-core primitives finds the launch's core layout in it."""
+    if not binary.facts.get("cross_core"):
+        return np.zeros(SYSTEM_REGION_BYTES, np.uint8)
+    sysmem = np.zeros(max(SYSTEM_REGION_BYTES, cross_core.system_bytes(len(cores))), np.uint8)
+    cross_core.init_system(sysmem.view(np.int64), *type_layout(binary.kernel_type, cores))
+    return sysmem
 
-    Each round resumes every live core until it yields (a cross-core wait) or
-    ends.  Compiled cores release the GIL, so with ``parallel`` a round runs on
-    a thread pool; faults are reported for the lowest-numbered faulting core,
-    so the error does not depend on thread timing.
-    """
+
+def _schedule(fn: Any, binary: Any, cores: list[CoreSpec], states: list[tuple[np.ndarray, ...]],
+              shared: tuple[Any, ...], scalars: list[Any], ctx: FaultContext, options: Options) -> None:
+    """Run every core to completion (see npuemu/runtime/scheduler.py)."""
+    args = [_core_args(state, shared, scalars) for state in states]
+
+    def on_fault(exc: BaseException, slot: int) -> None:
+        _raise_fault(exc, binary, cores[slot], ctx)
+
     if not binary.facts.get("blocking"):
         # no core ever waits for another: each runs start to finish in one call
-        gens = [_PlainCore(fn, _core_args(state, shared, scalars)) for state in states]
-    else:
-        gens = [fn(*_core_args(state, shared, scalars)) for state in states]
-    live = list(range(len(cores)))
-    while live:
-        outcomes = _run_round(gens, live, parallel)
-        faulted = [(i, exc) for i, (kind, exc) in zip(live, outcomes) if kind == "fault"]
-        if faulted:
-            i, exc = min(faulted, key=lambda f: f[0])
-            _raise_fault(exc, binary, cores[i], ctx)
-        live = [i for i, (kind, request) in zip(live, outcomes) if kind == "yield" and request != 0]
+        gens = [scheduler.PlainCore(fn, a) for a in args]
+        # the race checker keeps each core's state apart and compares cores after the launch; the
+        # DCache checks read other cores' caches as they go, so those kernels run one core at a time
+        parallel = not (options.debug or (options.check == "full" and binary.facts.get("dcache")))
+        scheduler.run_to_completion(gens, parallel, _thread_pool, on_fault)
+        return
+    # cores that wait for each other run one at a time: they share the cross-core state
+    words = shared[0][-1].view(np.int64)
+    locs = binary.compiled.locs
+    plan = residency(binary.kernel_type, cores[0].block_num, binary.platform)
+
+    def view(finished: list[bool], waiting_at: dict[int, int], not_started: list[int]) -> scheduler.LaunchView:
+        return scheduler.LaunchView(binary.compiled.name, cores, [s[0] for s in states], words, locs,
+                                    plan, binary.platform.name, finished, waiting_at, not_started)
+
+    scheduler.run_cooperative([fn(*a) for a in args], plan, words, on_fault, view)
+    if binary.facts.get("cross_core") and options.check != "off":
+        err = scheduler.unfinished_flags(binary.compiled.name, cores, words, locs)
+        if err is not None:
+            raise err
 
 
-def _core_args(state: tuple[np.ndarray, ...], shared: tuple[tuple[np.ndarray, ...], ...],
-               scalars: list[Any]) -> tuple[Any, ...]:
+def _core_args(state: tuple[np.ndarray, ...], shared: tuple[Any, ...], scalars: list[Any]) -> tuple[Any, ...]:
     """Arguments of one kernel instance, in the order of ``codegen.module.CORE_ARRAYS``."""
     st, lm, log, sh = state
     gm, gsh, dc = shared
     return (st, lm, gm, log, sh, gsh, dc, *scalars)
-
-
-class _PlainCore:
-    """A non-blocking kernel instance behind the generator protocol: one step runs it to the end."""
-
-    __slots__ = ("fn", "args")
-
-    def __init__(self, fn: Any, args: tuple[Any, ...]):
-        self.fn = fn
-        self.args = args
-
-    def __next__(self) -> Any:
-        self.fn(*self.args)
-        raise StopIteration
-
-
-def _step(gen: Any) -> tuple[str, Any]:
-    try:
-        return "yield", next(gen)
-    except StopIteration:
-        return "done", None
-    except Exception as exc:  # noqa: BLE001 - classified by _raise_fault
-        return "fault", exc
-
-
-def _run_round(gens: list[Any], live: list[int], parallel: bool) -> list[tuple[str, Any]]:
-    if not parallel or len(live) < 2:
-        return [_step(gens[i]) for i in live]
-    pool = _thread_pool()
-    n = min(pool._max_workers, len(live))  # noqa: SLF001 - the pool's own size
-    chunks = [live[k::n] for k in range(n)]
-    results: dict[int, tuple[str, Any]] = {}
-    for chunk, outs in zip(chunks, pool.map(lambda c: [_step(gens[i]) for i in c], chunks)):
-        results.update(zip(chunk, outs))
-    return [results[i] for i in live]
 
 
 def _raise_fault(exc: BaseException, binary: Any, core: CoreSpec, ctx: FaultContext) -> None:

@@ -1,9 +1,10 @@
-"""SoC platform profiles: core counts and on-chip memory sizes.
+"""SoC platform profiles: core counts, on-chip memory sizes, clock and rates.
 
-Values come from ``ascend-c.md`` §3 (CANN platform ini files as quoted by
-public sources); entries the sources could not confirm are marked in
-``unconfirmed``.  A user can define a custom profile with
-:func:`Platform.custom` and launch on it.
+The built-in profiles are data (``runtime/profiles.py``): one table per SoC,
+every value with its source, values the sources could not confirm listed in
+``Platform.unconfirmed`` (see docs/platforms.md).  A user can define a custom
+profile with :func:`Platform.custom` and launch on it; the tiling functions,
+the core model and the host API all read the profile of the launch.
 
 A launch that names no platform runs on :func:`default_platform`: the profile
 chosen with :func:`set_default_platform` (pyasc's ``config.set_platform`` under
@@ -20,6 +21,8 @@ from ..errors import PlatformError
 from ..language.enums import Hardware
 
 KIB = 1024
+MIB = 1024 * KIB
+GIB = 1024 * MIB
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,49 @@ class Platform:
     cube_freq_mhz: float = 1850.0
     max_buffers_per_position: int = 8   # simultaneous alloc_tensor per TPosition (A2/A3)
     max_pipe_buffers: int = 64          # buffers one TPipe may hand out
+    # scalar data cache of each core (ascend-c.md §3.2: 32 KB, 64-byte lines on A2/A3).  The
+    # associativity is not documented; 4-way LRU is npuemu's assumption (see docs/dcache.md).
+    dcache_bytes: int = 32 * KIB
+    dcache_line: int = 64
+    dcache_ways: int = 4
     unconfirmed: tuple[str, ...] = field(default=())
+    # beyond sizes: memories, rates and throughputs (sources in runtime/profiles.py)
+    l2_size: int = 192 * MIB
+    hbm_size: int = 64 * GIB
+    hbm_bandwidth_gbps: float = 1600.0          # GB/s per die
+    ddr_rate: int = 32                          # B/cycle per core, GM <-> core ([AICoreMemoryRates])
+    l2_read_rate: int = 110                     # B/cycle per core
+    l2_write_rate: int = 86
+    l1_to_l0a_rate: int = 512
+    l1_to_l0b_rate: int = 256
+    ub_to_l2_rate: int = 64
+    cube_fp16_macs_per_cycle: int = 4096        # per AIC (16 x 16 x 16)
+    vector_bytes_per_cycle: int = 256           # per AIV (one 256-byte repeat)
+    system_workspace_size: int = 16 * MIB       # GetLibApiWorkSpaceSize
+    sources: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)  # (field, source key)
+
+    @property
+    def clock_mhz(self) -> float:
+        """The core clock (the ini's cube_freq; npuemu assumes the AIVs run at the same clock)."""
+        return self.cube_freq_mhz
+
+    @property
+    def cube_fp16_tflops(self) -> float:
+        """Peak fp16 cube throughput of all AICs, in TFLOPS (2 FLOP per MAC)."""
+        return self.aic_count * self.cube_fp16_macs_per_cycle * 2 * self.cube_freq_mhz / 1e6
+
+    @property
+    def ini_ddr_bandwidth_gbps(self) -> float:
+        """GM bandwidth the ini rates imply: ddr_rate x AIC count x clock, in GB/s."""
+        return self.ddr_rate * self.aic_count * self.cube_freq_mhz / 1e3
+
+    def source(self, name: str) -> str:
+        """Where the value of field ``name`` comes from (text of ``runtime.profiles.SOURCES``)."""
+        from .profiles import SOURCES
+        key = dict(self.sources).get(name)
+        if key is None:
+            return "npuemu default (no source recorded)"
+        return SOURCES.get(key, key)
 
     def memory_size(self, hw: Hardware) -> int:
         return {
@@ -55,14 +100,32 @@ class Platform:
 
     @classmethod
     def custom(cls, name: str, *, base: "Platform | str" = "Ascend910B1", **overrides: object) -> "Platform":
-        """A new profile: ``base`` with some fields replaced (e.g. ``aiv_count=7, ub_size=64*1024``)."""
+        """A new profile: ``base`` with some fields replaced (e.g. ``aiv_count=7, ub_size=64*1024``).
+
+        The overridden fields are recorded as user-set (``source`` gives "custom")
+        and drop out of ``unconfirmed``; the profile is registered under ``name``.
+        """
         parent = get_platform(base) if isinstance(base, str) else base
         unknown = set(overrides) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
             raise PlatformError(f"unknown platform fields: {', '.join(sorted(unknown))}")
+        given = set(overrides) - {"unconfirmed", "sources"}
+        overrides.setdefault("unconfirmed", tuple(f for f in parent.unconfirmed if f not in given))
+        overrides.setdefault("sources", tuple((f, s) for f, s in parent.sources if f not in given)
+                             + tuple((f, "custom") for f in sorted(given)))
         p = dataclasses.replace(parent, name=name, **overrides)  # type: ignore[arg-type]
+        negative = [f.name for f in dataclasses.fields(p) if isinstance(getattr(p, f.name), (int, float))
+                    and getattr(p, f.name) < 0]
+        if negative or p.cube_freq_mhz <= 0:
+            raise PlatformError(f"platform {name}: {', '.join(negative) or 'cube_freq_mhz'} must be "
+                                f"{'non-negative' if negative else 'positive'}")
         if p.aiv_count < 1 or p.ub_size < 1024 or p.ub_size % 32:
             raise PlatformError(f"platform {name}: need at least one AIV and a UB of >= 1 KiB in 32-byte units")
+        sets = p.dcache_bytes // (p.dcache_line * p.dcache_ways) if p.dcache_line > 0 and p.dcache_ways > 0 else 0
+        if p.dcache_line < 8 or p.dcache_line & (p.dcache_line - 1) or sets < 1 or sets & (sets - 1) \
+                or sets * p.dcache_line * p.dcache_ways != p.dcache_bytes:
+            raise PlatformError(f"platform {name}: the DCache needs a power-of-two line of at least 8 bytes and "
+                                f"dcache_bytes = a power of two sets x dcache_ways x dcache_line")
         register(p)
         return p
 
@@ -112,18 +175,12 @@ def set_default_platform(name: "str | Platform | None") -> "str | Platform | Non
     return previous
 
 
-for _p in (
-    Platform("Ascend910B1", 24, 48, cube_freq_mhz=1850.0),
-    Platform("Ascend910B2", 24, 48, cube_freq_mhz=1800.0),
-    Platform("Ascend910B2C", 24, 48, cube_freq_mhz=1800.0, unconfirmed=("aic_count", "aiv_count")),
-    Platform("Ascend910B3", 20, 40, unconfirmed=("cube_freq_mhz",)),
-    Platform("Ascend910B4", 20, 40, unconfirmed=("aiv_count", "cube_freq_mhz")),
-    Platform("Ascend910B4-1", 20, 40, unconfirmed=("aiv_count", "cube_freq_mhz")),
-    Platform("Ascend910_9392", 24, 48, unconfirmed=("cube_freq_mhz",)),
-    Platform("Ascend910_9391", 24, 48, unconfirmed=("aic_count", "aiv_count", "cube_freq_mhz")),
-    Platform("Ascend910_9382", 24, 48, unconfirmed=("aic_count", "aiv_count", "cube_freq_mhz")),
-    Platform("Ascend910_9381", 24, 48, unconfirmed=("aic_count", "aiv_count", "cube_freq_mhz")),
-    Platform("Ascend910_9372", 24, 48, unconfirmed=("aic_count", "aiv_count", "cube_freq_mhz")),
-    Platform("Ascend910_9362", 24, 48, unconfirmed=("aic_count", "aiv_count", "cube_freq_mhz")),
-):
-    register(_p)
+def _builtin_profiles() -> None:
+    """Register the profiles of ``runtime/profiles.py``."""
+    from .profiles import PROFILES, profile_fields
+    for name in PROFILES:
+        values, sources, unconfirmed = profile_fields(name)
+        register(Platform(name=name, sources=sources, unconfirmed=unconfirmed, **values))
+
+
+_builtin_profiles()

@@ -17,15 +17,15 @@ def copy_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int, tile: asc.Co
     xg.set_global_buffer(x)
     zg.set_global_buffer(z)
     pipe = asc.TPipe()
-    q = asc.TQue(asc.TPosition.VECIN, 1)
+    q = asc.TQueBind(asc.TPosition.VECIN, asc.TPosition.VECOUT, 1)     # MTE2 -> MTE3 through the queue
     pipe.init_buffer(q, 1, tile * 4)
     for i in range(0, n, tile):
         t = q.alloc_tensor(asc.float32)
         asc.data_copy(t, xg[i:], tile)
         q.enque(t)
-        t = q.deque(asc.float32)
-        asc.data_copy(zg[i:], t, tile)
-        q.free_tensor(t)
+        u = q.deque(asc.float32)
+        asc.data_copy(zg[i:], u, tile)
+        q.free_tensor(u)
 
 
 def run(fixed: bool, **launch) -> None:

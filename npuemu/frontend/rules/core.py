@@ -11,11 +11,15 @@ from ...language import core as lang
 from ...language import dtype as dt
 from ...language import params as P
 from ...language import sys_var as sv
-from ...language.enums import POSITION_MEMORY, Hardware, TPosition
+from ...isa import hb
+from ...isa.queue import queue_pipes
+from ...language.enums import POSITION_MEMORY, HardEvent, Hardware, TPosition
 from ...language.struct import Struct
 from ..registry import Call, attribute, method, rule
 from ..types import (AllocatorT, GlobalAddressT, GlobalTensorT, LocalTensorT, RecordT, ScalarT, TBufT,
                      TPipeT, TQueT, Value, const, is_number, scalar)
+from .cache import scalar_gm_load, scalar_gm_store
+from . import access
 from .common import STORAGE_SUFFIX, memory_of
 
 # ---------------------------------------------------------------------------- dtype and addresses
@@ -149,8 +153,7 @@ def _gm_get_value(lw, call: Call) -> Value:
     g = _bound(lw, call)
     a = call.bind(lw, "index")
     idx = lw.int_expr(a["index"], call.node, "an element index")
-    raw = lw.call_isa("tensor", f"gm_get_{STORAGE_SUFFIX[g.type.dtype]}", [
-        "_gm", g.code[0], g.code[1], g.code[2], idx], call.node)
+    raw = scalar_gm_load(lw, g, idx, STORAGE_SUFFIX[g.type.dtype], call.node)     # through the DCache
     return lw.fresh_value(scalar(_scalar_kind(g.type.dtype), _from_storage(g.type.dtype, raw, lw)), "gv")
 
 
@@ -160,8 +163,7 @@ def _gm_set_value(lw, call: Call) -> None:
     a = call.bind(lw, "index, value")
     idx = lw.int_expr(a["index"], call.node, "an element index")
     val = _to_storage(g.type.dtype, a["value"], lw, call.node)
-    lw.emit_isa("tensor", f"gm_set_{STORAGE_SUFFIX[g.type.dtype]}",
-                ["_gm", g.code[0], g.code[1], g.code[2], idx, val], call.node)
+    scalar_gm_store(lw, g, idx, val, STORAGE_SUFFIX[g.type.dtype], call.node)      # through the DCache
 
 
 # ---------------------------------------------------------------------------- LocalTensor
@@ -244,6 +246,7 @@ def _local_get_value(lw, call: Call) -> Value:
     t = call.recv
     a = call.bind(lw, "index")
     idx = lw.int_expr(a["index"], call.node, "an element index")
+    _scalar_access(lw, t, idx, access.READ, call.node)
     raw = lw.call_isa("tensor", f"local_get_{STORAGE_SUFFIX[t.type.dtype]}",
                       ["_lm", t.code[0], t.code[1], idx], call.node)
     return lw.fresh_value(scalar(_scalar_kind(t.type.dtype), _from_storage(t.type.dtype, raw, lw)), "lv")
@@ -255,8 +258,18 @@ def _local_set_value(lw, call: Call) -> None:
     a = call.bind(lw, "index, value")
     idx = lw.int_expr(a["index"], call.node, "an element index")
     val = _to_storage(t.type.dtype, a["value"], lw, call.node)
+    _scalar_access(lw, t, idx, access.WRITE, call.node)
     lw.emit_isa("tensor", f"local_set_{STORAGE_SUFFIX[t.type.dtype]}", ["_lm", t.code[0], t.code[1], idx, val],
                 call.node)
+
+
+def _scalar_access(lw, t: Value, idx: str, kind: int, node) -> None:
+    """Element ``idx`` of ``t``, read or written by the scalar unit (an index outside ``t`` is not declared:
+    the access itself reports it)."""
+    if lw.full_check:
+        size = t.type.dtype.sizeof()
+        lw.local_access(hb.S, f"({t.code[0]}) + ({idx}) * {size}",
+                        f"({size} if 0 <= ({idx}) < ({t.code[1]}) else 0)", kind, node)
 
 
 # ---------------------------------------------------------------------------- TPipe / TQue / TBuf
@@ -286,6 +299,7 @@ def _tque(lw, call: Call) -> Value:
     qid = lw.count("queue")
     if qid >= S.MAX_QUEUES:
         lw.fail(f"a kernel may create at most {S.MAX_QUEUES} queues", call.node, UnsupportedSyntaxError)
+    lw.flags.setdefault("queue_pipes", {})[qid] = queue_pipes(pos, pos)
     return Value(TQueT(qid, pos, pos, depth))
 
 
@@ -300,6 +314,7 @@ def _tque_bind(lw, call: Call) -> Value:
     # the buffer lives in the producer's memory unless that is GM (e.g. GM->VECIN binds)
     home = dst if src == TPosition.GM else src
     memory_of(lw, home, call.node)
+    lw.flags.setdefault("queue_pipes", {})[qid] = queue_pipes(src, dst)
     return Value(TQueT(qid, home, dst, depth))
 
 
@@ -345,6 +360,8 @@ def _init_buffer(lw, call: Call) -> None:
 @method(TPipeT, "reset", "destroy")
 def _pipe_reset(lw, call: Call) -> None:
     call.bind(lw, "")
+    if lw.full_check:
+        lw.emit_isa("hb", "pipe_reset", ["_st", "_sh"], call.node)
     lw.emit_isa("queue", "pipe_reset", ["_st"], call.node)
 
 
@@ -353,12 +370,42 @@ def _pipe_init(lw, call: Call) -> None:
     call.bind(lw, "")
 
 
+def _hard_event(lw, call: Call, v: Value) -> int:
+    e = lw.const_value(v, call.node, "event")
+    try:
+        return int(HardEvent(e))
+    except (ValueError, TypeError):
+        lw.type_error(f"{call.name}: event must be a HardEvent member, got {e!r}", call.node)
+
+
+@method(TPipeT, "alloc_event_id", "fetch_event_id")
+def _pipe_event_id(lw, call: Call) -> Value:
+    """``pipe.alloc_event_id(event)`` / ``fetch_event_id(event)``: an id of ``event`` from TPipe's pool."""
+    a = call.bind(lw, f"event={int(HardEvent.V_S)}")
+    event = _hard_event(lw, call, a["event"])
+    return lw.fresh_value(scalar("int", lw.call_isa("sync", call.name, ["_st", str(event)], call.node)), "evt")
+
+
+@method(TPipeT, "release_event_id")
+def _pipe_release_event_id(lw, call: Call) -> None:
+    """``pipe.release_event_id(id, event)``: give the id back to the pool."""
+    a = call.bind(lw, f"id, event={int(HardEvent.V_S)}")
+    event = _hard_event(lw, call, a["event"])
+    lw.emit_isa("sync", "release_event_id", ["_st", str(event), lw.int_expr(a["id"], call.node, "id")],
+                call.node)
+
+
 def _queue_tensor(lw, call: Call, fn: str, extra: list[str]) -> Value:
     q = call.recv
     a = call.bind(lw, "dtype")
     d = _dtype_arg(lw, a["dtype"], call.node)
     addr, nbytes = lw.new_var("qaddr"), lw.new_var("qbytes")
     lw.emit(f"{addr}, {nbytes} = " + lw.call_isa("queue", fn, ["_st", str(q.type.qid), *extra], call.node))
+    if lw.full_check:
+        # deque waits on the consumer for the enque; alloc_tensor on the producer for the last free_tensor
+        producer, consumer = _pipes(lw, q)
+        lw.emit_isa("hb", "queue_join", ["_st", "_sh", str(q.type.qid), addr,
+                                         str(consumer if fn == "deque" else producer)], call.node)
     pos = q.type.dst_pos if fn == "deque" else q.type.pos
     return Value(LocalTensorT(d, pos), code=(addr, f"({nbytes} // {d.sizeof()})"))
 
@@ -379,6 +426,17 @@ def _queue_takes_tensor(lw, call: Call, fn: str) -> None:
     a = call.bind(lw, "tensor")
     local(lw, a["tensor"], call.node, "the tensor", positions=None)
     lw.emit_isa("queue", fn, ["_st", str(q.type.qid), a["tensor"].code[0]], call.node)
+    if lw.full_check:
+        # enque publishes the producer's work for deque; free_tensor the consumer's for alloc_tensor
+        producer, consumer = _pipes(lw, q)
+        pipe, target = (producer, consumer) if fn == "enque" else (consumer, producer)
+        lw.emit_isa("hb", "queue_publish", ["_st", "_sh", str(q.type.qid), a["tensor"].code[0], str(pipe),
+                                            str(target)], call.node)
+
+
+def _pipes(lw, q: Value) -> tuple[int, int]:
+    """(producer, consumer) pipes of a queue (see isa/queue.py)."""
+    return lw.flags["queue_pipes"][q.type.qid]
 
 
 @method(TQueT, "enque")

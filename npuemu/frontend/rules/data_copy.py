@@ -8,13 +8,17 @@ field ranges, so a constant and a computed ``block_len`` fail the same way.
 from __future__ import annotations
 
 from ...isa import datamove as isa
+from ...isa import hb
 from ...language import data_copy as lang
 from ...language import dtype as dt
 from ...language.enums import POSITION_MEMORY, VECTOR_POSITIONS, Hardware, TPosition
 from ...language.params import DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams
 from ..registry import Call, rule
 from ..types import GlobalTensorT, LocalTensorT, ScalarT, Value
+from . import access
 from .common import call_isa_plain, emit_isa_plain, is_int_like, is_params, plain_int
+
+# Pipes (Ascend C API pipe table): GM -> UB/L1 runs on MTE2, UB -> GM on MTE3, UB -> UB on V.
 
 # memories a strided data_copy may move to / from GM (MTE2 into UB or L1, MTE3 out of UB)
 _GM_IN = (Hardware.UB, Hardware.L1)
@@ -38,35 +42,70 @@ def _data_copy(lw, call: Call) -> None:
     count = plain_int(lw.int_expr(third, call.node, "count"))
     if _gm_to_local(dst, src):
         _same(lw, call, dst, src)
+        _copy_access(lw, call, hb.MTE2, dst, src, count)
         args = ["_lm", _region(src), *_ints(dst), *_ints(src), count, _esize(dst)]
         emit_isa_plain(lw, "datamove", "gm_to_local", args, call.node)
     elif _local_to_gm(dst, src):
         _same(lw, call, src, dst)
+        _copy_access(lw, call, hb.MTE3, dst, src, count)
         args = [_region(dst), "_lm", *_ints(dst), *_ints(src), count, _esize(src)]
         emit_isa_plain(lw, "datamove", "local_to_gm", args, call.node)
     elif _local_to_local(dst, src):
         _ub_to_ub(lw, call, dst, src)
+        _copy_access(lw, call, hb.V, dst, src, count)
         args = ["_lm", *_ints(dst), *_ints(src), count, _esize(dst)]
         emit_isa_plain(lw, "datamove", "local_to_local", args, call.node)
     else:
         _bad_path(lw, call, dst, src)
 
 
+def _copy_access(lw, call: Call, pipe: int, dst: Value, src: Value, count: str) -> None:
+    """The bytes a count-form copy moves: ``count`` elements rounded down to whole 32-byte blocks."""
+    if not lw.full_check:
+        return
+    nbytes = f"max({count}, 0) * {_esize(dst)} // 32 * 32"
+    for t, write in ((src, False), (dst, True)):
+        if isinstance(t.type, GlobalTensorT):
+            access.gm(lw, pipe, t, nbytes, write, call.node)
+        else:
+            access.local(lw, pipe, t, nbytes, access.WRITE if write else access.READ, call.node)
+
+
+def _strided_access(lw, call: Call, pipe: int, dst: Value, src: Value, geometry: list[str],
+                    src_block: str, src_step: str, dst_block: str, dst_step: str) -> None:
+    """The blocks a strided copy moves on each side (``geometry[0]`` blocks; sizes and steps in bytes)."""
+    if not lw.full_check:
+        return
+    count = f"min(max({geometry[0]}, 0), {isa.MAX_BLOCK_COUNT})"
+    for t, block, step, write in ((src, src_block, src_step, False), (dst, dst_block, dst_step, True)):
+        if isinstance(t.type, GlobalTensorT):
+            access.gm_strided(lw, pipe, t, block, step, count, write, call.node)
+        else:
+            access.local_strided(lw, pipe, t, block, step, count, access.WRITE if write else access.READ,
+                                 call.node)
+
+
 def _strided(lw, call: Call, dst: Value, src: Value, p: Value) -> None:
     """``data_copy(dst, src, DataCopyParams(block_count, block_len, src_stride, dst_stride))``."""
     geometry = _fields(lw, call, p)
+    # block_len and both gaps are in 32-byte units on both sides
+    _, blen, sgap, dgap = geometry
+    block, sstep, dstep = f"({blen}) * 32", f"(({blen}) + ({sgap})) * 32", f"(({blen}) + ({dgap})) * 32"
     if _gm_to_local(dst, src):
         _same(lw, call, dst, src)
         _memory(lw, call, dst, _GM_IN, "the destination of a GM -> local data_copy")
+        _strided_access(lw, call, hb.MTE2, dst, src, geometry, block, sstep, block, dstep)
         args = ["_lm", _region(src), *_ints(dst), *_ints(src), *geometry, _esize(dst)]
         emit_isa_plain(lw, "datamove", "gm_to_local_strided", args, call.node)
     elif _local_to_gm(dst, src):
         _same(lw, call, src, dst)
         _memory(lw, call, src, _GM_OUT, "the source of a local -> GM data_copy")
+        _strided_access(lw, call, hb.MTE3, dst, src, geometry, block, sstep, block, dstep)
         args = [_region(dst), "_lm", *_ints(dst), *_ints(src), *geometry, _esize(src)]
         emit_isa_plain(lw, "datamove", "local_to_gm_strided", args, call.node)
     elif _local_to_local(dst, src):
         _ub_to_ub(lw, call, dst, src)
+        _strided_access(lw, call, hb.V, dst, src, geometry, block, sstep, block, dstep)
         args = ["_lm", *_ints(dst), *_ints(src), *geometry, _esize(dst)]
         emit_isa_plain(lw, "datamove", "local_to_local_strided", args, call.node)
     else:
@@ -92,6 +131,12 @@ def _data_copy_pad(lw, call: Call) -> None:
         _vector(lw, call, src, "the source of data_copy_pad")
         if pad is not None:
             lw.type_error("data_copy_pad from UB to GM takes no padding parameters", call.node)
+        # block_len is in bytes; UB blocks occupy whole 32-byte blocks and are sgap blocks apart,
+        # GM blocks dgap bytes apart
+        _, blen, sgap, dgap = geometry
+        footprint = f"(({blen}) + 31) // 32 * 32"
+        _strided_access(lw, call, hb.MTE3, dst, src, geometry, footprint, f"{footprint} + ({sgap}) * 32", blen,
+                        f"({blen}) + ({dgap})")
         args = [_region(dst), "_lm", *_ints(dst), *_ints(src), *geometry, str(int(legacy)), _esize(src)]
         emit_isa_plain(lw, "datamove", "ub_to_gm_pad", args, call.node)
     else:
@@ -114,6 +159,13 @@ def _pad_in(lw, call: Call, dst: Value, src: Value, geometry: list[str], legacy:
                       f"{d.name}", call.node)
     padding = [plain_int(lw.int_expr(pad.item(f), call.node, f)) for f in ("left_padding", "right_padding")]
     _load_pad_register(lw, call, pad, legacy, d)
+    # GM blocks of block_len bytes, src_stride bytes apart; each lands in whole 32-byte UB blocks
+    # (padding, data, dummy bytes), dst_stride blocks apart
+    _, blen, sgap, dgap = geometry
+    es = d.sizeof()
+    footprint = f"((max({padding[0]}, 0) * {es} + ({blen}) + max({padding[1]}, 0) * {es} + 31) // 32 * 32)"
+    _strided_access(lw, call, hb.MTE2, dst, src, geometry, blen, f"({blen}) + ({sgap})", footprint,
+                    f"{footprint} + ({dgap}) * 32")
     args = ["_lm", "_st", _region(src), *_ints(dst), *_ints(src), *geometry, *padding, str(int(legacy)),
             _esize(dst), str(_pad_kind(d))]
     emit_isa_plain(lw, "datamove", "gm_to_ub_pad", args, call.node)

@@ -12,12 +12,14 @@ import re
 from typing import Any, NamedTuple
 
 from ...isa import debug as isa
+from ...isa import hb
 from ...isa import state as S
 from ...language import debug as lang
 from ...language.enums import POSITION_MEMORY, Hardware
 from ...language.params import ShapeInfo
 from ..registry import Call, rule
 from ..types import GlobalAddressT, GlobalTensorT, LocalTensorT, ScalarT, Value
+from . import access
 from .common import call_isa_plain, emit_isa_plain, is_params, plain_arg, plain_int
 
 _SPEC = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\d+|\*)?(?:\.(?P<prec>\d*|\*))?"
@@ -167,6 +169,9 @@ def _dump_tensor(lw, call: Call) -> None:
             lw.type_error(f"dump_tensor prints tensors in UB, L1, L0C or GM; this one is in position "
                           f"{t.type.pos.name}", call.node)
         site = _dump_site(lw, d.name, hw.name, shape)
+        # the scalar unit reads the tensor: a race if its producer was not waited for; dumping
+        # memory nothing wrote is a legitimate thing to look at, so it is not an uninitialised read
+        access.local_count(lw, hb.S, t, f"max({n}, 0)", access.READ_SPAN, call.node)
         args = ["_st", "_log", "_lm", *parts, str(int(hw)), desc, n, str(site), esize]
         emit_isa_plain(lw, "debug", "dump_local", args, call.node)
     elif isinstance(t.type, GlobalTensorT) and d is not None:

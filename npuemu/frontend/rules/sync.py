@@ -3,7 +3,12 @@
 Events, pipes and barrier kinds are compile-time enum constants (pyasc passes
 them to the compiler as attributes); event ids may be computed at run time.
 Legality depends on the core type, which a mixed kernel learns at run time, so
-the instructions check it; only ``PIPE_S`` is refused here.
+the instructions check it; only ``PIPE_S`` is refused here.  A binary built for
+check level ``full`` also moves the race checker's clocks (``isa/hb.py``) right
+after each checked instruction: a set publishes its source pipe, a wait joins
+it into the destination pipe, ``pipe_barrier(PIPE_ALL)`` and
+``data_sync_barrier`` join every pipe.  A barrier on one pipe orders nothing
+between pipes (instructions of one pipe already run in order).
 """
 from __future__ import annotations
 
@@ -29,6 +34,8 @@ def _flag(lw, call: Call, fn: str) -> None:
     event = _enum(lw, call, a["event"], HardEvent, "event")
     event_id = lw.int_expr(a["event_id"], call.node, "event_id")
     emit_isa_plain(lw, "sync", fn, ["_st", str(event), plain_int(event_id)], call.node)
+    if lw.full_check:
+        emit_isa_plain(lw, "hb", fn, ["_st", "_sh", str(event), plain_int(event_id)], call.node)
     lw.at_kernel_end(f"{lw.isa('sync', 'check_flags_clear')}(_st)")
 
 
@@ -50,6 +57,8 @@ def _pipe_barrier(lw, call: Call) -> None:
         lw.type_error("pipe_barrier(PipeID.PIPE_S) is not allowed: the scalar pipe executes in order",
                       call.node)
     emit_isa_plain(lw, "sync", "pipe_barrier", ["_st", str(pipe)], call.node)
+    if pipe == PipeID.PIPE_ALL and lw.full_check:
+        emit_isa_plain(lw, "hb", "barrier_all", ["_st", "_sh"], call.node)
 
 
 @rule(lang.data_sync_barrier)
@@ -57,3 +66,6 @@ def _data_sync_barrier(lw, call: Call) -> None:
     a = call.bind(lw, "arg0")
     arg = _enum(lw, call, a["arg0"], MemDsbT, "arg0")
     emit_isa_plain(lw, "sync", "data_sync_barrier", ["_st", str(arg)], call.node)
+    if lw.full_check:
+        # it waits for every earlier memory access of the core: taken as a full barrier
+        emit_isa_plain(lw, "hb", "barrier_all", ["_st", "_sh"], call.node)

@@ -11,8 +11,10 @@ from typing import Callable
 
 from ...language import dtype as dt
 from ...language import params as P
+from ...isa import hb
 from ...language import vec_binary as lang
 from ..registry import Call, rule
+from . import access
 from .common import (check_dtype, const_bool, emit_isa_plain, level0_args, local, plain_int, same_dtype, suffix,
                      vector_form)
 
@@ -49,10 +51,17 @@ def _binary(lw, call: Call, name: str, allowed: tuple[dt.DataType, ...]) -> None
     if form == "count":
         # the count form sets the mask itself (counter mode); pyasc accepts is_set_mask here and ignores it
         count = plain_int(lw.int_expr(a["count"], call.node, "count"))
+        access.local_count(lw, hb.V, s0, count, access.READ, call.node)
+        access.local_count(lw, hb.V, s1, count, access.READ, call.node)
+        access.local_count(lw, hb.V, dst, count, access.WRITE, call.node)
         emit_isa_plain(lw, "vec_binary", f"{name}_{suffix(d)}", [*operands, count], call.node)
         return
-    emit_isa_plain(lw, "vec_binary", f"{name}_l0_{suffix(d)}",
-                   [*operands, *level0_args(lw, a, P.BinaryRepeatParams, call.node)], call.node)
+    l0 = level0_args(lw, a, P.BinaryRepeatParams, call.node)
+    head, (dblk, s0blk, s1blk, drep, s0rep, s1rep) = l0[:5], l0[5:]
+    access.level0(lw, hb.V, s0, head, s0blk, s0rep, access.READ, call.node)
+    access.level0(lw, hb.V, s1, head, s1blk, s1rep, access.READ, call.node)
+    access.level0(lw, hb.V, dst, head, dblk, drep, access.WRITE, call.node)
+    emit_isa_plain(lw, "vec_binary", f"{name}_l0_{suffix(d)}", [*operands, *l0], call.node)
 
 
 def _rule_for(name: str, allowed: tuple[dt.DataType, ...]) -> Callable:

@@ -7,12 +7,14 @@ naming both; Ascend C's CPU debug library reports the same calls as errors
 """
 from __future__ import annotations
 
+from ...isa import hb
 from ...isa.vec_cast import PAIRS
 from ...language import dtype as dt
 from ...language import params as P
 from ...language import vec_cast as lang
 from ...language.enums import RoundMode
 from ..registry import Call, rule
+from . import access
 from .common import (const_bool, emit_isa_plain, local, mask_operand, plain_int, repeat_params, suffix,
                      vector_form)
 
@@ -93,10 +95,15 @@ def _cast(lw, call: Call) -> None:
     operands = ["_st", "_lm", *map(plain_int, dst.code), *map(plain_int, src.code), str(code), str(int(mode))]
     if form == "count":
         count = lw.int_expr(a["count"], call.node, "count")
+        access.local_count(lw, hb.V, src, count, access.READ, call.node)
+        access.local_count(lw, hb.V, dst, count, access.WRITE, call.node)
         emit_isa_plain(lw, "vec_cast", "cast", [*operands, count], call.node)
         return
     is_set_mask = const_bool(lw, a["is_set_mask"], call.node, "is_set_mask")
-    emit_isa_plain(lw, "vec_cast", "cast_l0", [
-        *operands, str(is_set_mask), *mask_operand(lw, a["mask"], call.node),
-        lw.int_expr(a["repeat_times"], call.node, "repeat_times"),
-        *repeat_params(lw, a["repeat_params"], P.UnaryRepeatParams, call.node)], call.node)
+    head = [str(is_set_mask), *mask_operand(lw, a["mask"], call.node),
+            lw.int_expr(a["repeat_times"], call.node, "repeat_times")]
+    dblk, sblk, drep, srep = repeat_params(lw, a["repeat_params"], P.UnaryRepeatParams, call.node)
+    wide = max(s.sizeof(), d.sizeof())        # lanes and mask follow the wider type
+    access.level0(lw, hb.V, src, head, sblk, srep, access.READ, call.node, wide)
+    access.level0(lw, hb.V, dst, head, dblk, drep, access.WRITE, call.node, wide)
+    emit_isa_plain(lw, "vec_cast", "cast_l0", [*operands, *head, dblk, sblk, drep, srep], call.node)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 
+from ...isa import hb
 from ...isa import vec_cmpsel as isa
 from ...language import dtype as dt
 from ...language import params as P
@@ -10,6 +11,7 @@ from ...language import vec_cmpsel as lang
 from ...language.enums import CMPMODE, SelMode
 from ..registry import Call, rule
 from ..types import LocalTensorT, ScalarT, Value, is_number
+from . import access
 from .common import check_dtype, is_params, local, mask_operand
 from .vec_reduce import emit, enum_arg, flag, has_any, nbytes, operands, record_ints
 
@@ -52,6 +54,12 @@ def _bits_dst(lw, call: Call, v: Value) -> None:
     check_dtype(lw, f"{call.name} dst", v.type.dtype, BITS_TYPES, call.node)
 
 
+def _full_repeats(lw, call: Call, t: Value, repeat: str, blk: str, rep: str) -> None:
+    """A compare source: every lane of ``repeat`` repeats (the mask is reserved on A2)."""
+    access.local(lw, hb.V, t, f"((({repeat}) - 1) * max({rep}, 0) + 7 * max({blk}, 0) + 1) * 32 if ({repeat}) > 0 "
+                              f"else 0", access.READ_SPAN, call.node)
+
+
 # --------------------------------------------------------------------------- compare / compare_scalar
 
 @rule(lang.compare)
@@ -72,24 +80,35 @@ def _compare(lw, call: Call) -> None:
     head = ["_lm", str(KIND[d]), str(mode), a["dst"].code[0], nbytes(a["dst"]), *a["src0"].code,
             *a["src1"].code, "np.float64(0.0)", "0"]
     if not level0:
-        emit(lw, "vec_cmpsel", "compare_count", [*head, lw.int_expr(a["count"], call.node, "count")], call.node)
+        count = lw.int_expr(a["count"], call.node, "count")
+        access.local_count(lw, hb.V, a["src0"], count, access.READ, call.node)
+        access.local_count(lw, hb.V, a["src1"], count, access.READ, call.node)
+        access.local(lw, hb.V, a["dst"], f"({count}) // 8", access.WRITE, call.node)
+        emit(lw, "vec_cmpsel", "compare_count", [*head, count], call.node)
         return
     mask_operand(lw, a["mask"], call.node)     # checked, but a reserved parameter on Atlas A2
     flag(lw, a["is_set_mask"], call.node, "is_set_mask")
-    emit(lw, "vec_cmpsel", "compare", [
-        *head, lw.int_expr(a["repeat_times"], call.node, "repeat_times"),
-        *record_ints(lw, a["repeat_params"], P.BinaryRepeatParams, call.node, "repeat_params", _BIN_SRC)],
-        call.node)
+    repeat = lw.int_expr(a["repeat_times"], call.node, "repeat_times")
+    s0blk, s1blk, s0rep, s1rep = record_ints(lw, a["repeat_params"], P.BinaryRepeatParams, call.node,
+                                             "repeat_params", _BIN_SRC)
+    _full_repeats(lw, call, a["src0"], repeat, s0blk, s0rep)
+    _full_repeats(lw, call, a["src1"], repeat, s1blk, s1rep)
+    access.local(lw, hb.V, a["dst"], f"max({repeat}, 0) * {32 // d.sizeof()}", access.WRITE, call.node)
+    emit(lw, "vec_cmpsel", "compare", [*head, repeat, s0blk, s1blk, s0rep, s1rep], call.node)
 
 
 def _compare_register(lw, call: Call) -> None:
     a = call.bind(lw, "src0, src1, cmp_mode, mask, repeat_params, is_set_mask=True")
     d = operands(lw, call, a, ("src0", "src1"), SEL_TYPES)      # the register form has no int32 variant
     mode = _cmp_mode(lw, call, a["cmp_mode"], d)
+    is_set_mask = flag(lw, a["is_set_mask"], call.node, "is_set_mask")
+    mask = mask_operand(lw, a["mask"], call.node)
+    strides = record_ints(lw, a["repeat_params"], P.BinaryRepeatParams, call.node, "repeat_params", _BIN_SRC)
+    l0 = [is_set_mask, *mask, "1"]
+    access.level0(lw, hb.V, a["src0"], l0, strides[0], strides[2], access.READ, call.node)
+    access.level0(lw, hb.V, a["src1"], l0, strides[1], strides[3], access.READ, call.node)
     emit(lw, "vec_cmpsel", "compare_to_cmpmask", [
-        "_lm", "_st", str(KIND[d]), str(mode), *a["src0"].code, *a["src1"].code,
-        flag(lw, a["is_set_mask"], call.node, "is_set_mask"), *mask_operand(lw, a["mask"], call.node),
-        *record_ints(lw, a["repeat_params"], P.BinaryRepeatParams, call.node, "repeat_params", _BIN_SRC)],
+        "_lm", "_st", str(KIND[d]), str(mode), *a["src0"].code, *a["src1"].code, is_set_mask, *mask, *strides],
         call.node)
 
 
@@ -106,20 +125,26 @@ def _compare_scalar(lw, call: Call) -> None:
     head = ["_lm", str(KIND[d]), str(mode), a["dst"].code[0], nbytes(a["dst"]), *a["src0"].code, "0", "0",
             _scalar(lw, a["src1_scalar"], d, call.node, "src1_scalar"), "1"]
     if not level0:
-        emit(lw, "vec_cmpsel", "compare_count", [*head, lw.int_expr(a["count"], call.node, "count")], call.node)
+        count = lw.int_expr(a["count"], call.node, "count")
+        access.local_count(lw, hb.V, a["src0"], count, access.READ, call.node)
+        access.local(lw, hb.V, a["dst"], f"({count}) // 8", access.WRITE, call.node)
+        emit(lw, "vec_cmpsel", "compare_count", [*head, count], call.node)
         return
     mask_operand(lw, a["mask"], call.node)
     flag(lw, a["is_set_mask"], call.node, "is_set_mask")
     blk, rep = record_ints(lw, a["repeat_params"], P.UnaryRepeatParams, call.node, "repeat_params",
                            ("src_blk_stride", "src_rep_stride"))
-    emit(lw, "vec_cmpsel", "compare", [
-        *head, lw.int_expr(a["repeat_times"], call.node, "repeat_times"), blk, "0", rep, "0"], call.node)
+    repeat = lw.int_expr(a["repeat_times"], call.node, "repeat_times")
+    _full_repeats(lw, call, a["src0"], repeat, blk, rep)
+    access.local(lw, hb.V, a["dst"], f"max({repeat}, 0) * {32 // d.sizeof()}", access.WRITE, call.node)
+    emit(lw, "vec_cmpsel", "compare", [*head, repeat, blk, "0", rep, "0"], call.node)
 
 
 @rule(lang.get_cmp_mask)
 def _get_cmp_mask(lw, call: Call) -> None:
     a = call.bind(lw, "dst")
     local(lw, a["dst"], call.node, "dst")
+    access.local(lw, hb.V, a["dst"], "16", access.WRITE, call.node)
     emit(lw, "vec_cmpsel", "get_cmp_mask", ["_lm", "_st", a["dst"].code[0], nbytes(a["dst"])], call.node)
 
 
@@ -127,6 +152,7 @@ def _get_cmp_mask(lw, call: Call) -> None:
 def _set_cmp_mask(lw, call: Call) -> None:
     a = call.bind(lw, "src")
     local(lw, a["src"], call.node, "src")
+    access.local(lw, hb.V, a["src"], "16", access.READ, call.node)
     emit(lw, "vec_cmpsel", "set_cmp_mask", ["_lm", "_st", a["src"].code[0], nbytes(a["src"])], call.node)
 
 
@@ -172,14 +198,39 @@ def _select(lw, call: Call) -> None:
         scalar = "np.float64(0.0)"
     head = ["_lm", "_st", str(KIND[d]), str(mode), *a["dst"].code, *_sel_mask(lw, call, a["sel_mask"]),
             *a["src0"].code, *src1, scalar]
+    lanes = 256 // d.sizeof()
     if not level0:
-        emit(lw, "vec_cmpsel", "select_count", [*head, lw.int_expr(a["count"], call.node, "count")], call.node)
+        count = lw.int_expr(a["count"], call.node, "count")
+        access.local_count(lw, hb.V, a["src0"], count, access.READ, call.node)
+        if mode != SelMode.VSEL_TENSOR_SCALAR_MODE:
+            access.local_count(lw, hb.V, a["src1"], count, access.READ, call.node)
+        sel_bytes = str(lanes // 8) if mode == SelMode.VSEL_CMPMASK_SPR else f"(({count}) + 7) // 8"
+        access.local(lw, hb.V, a["sel_mask"], sel_bytes, access.READ, call.node)
+        access.local_count(lw, hb.V, a["dst"], count, access.WRITE, call.node)
+        emit(lw, "vec_cmpsel", "select_count", [*head, count], call.node)
         return
-    emit(lw, "vec_cmpsel", "select", [
-        *head, "1", flag(lw, a["is_set_mask"], call.node, "is_set_mask"), *mask_operand(lw, a["mask"], call.node),
-        lw.int_expr(a["repeat_times"], call.node, "repeat_times"),
-        *record_ints(lw, a["repeat_params"], P.BinaryRepeatParams, call.node, "repeat_params", _BIN_ALL)],
-        call.node)
+    is_set_mask = flag(lw, a["is_set_mask"], call.node, "is_set_mask")
+    mask = mask_operand(lw, a["mask"], call.node)
+    repeat = lw.int_expr(a["repeat_times"], call.node, "repeat_times")
+    strides = record_ints(lw, a["repeat_params"], P.BinaryRepeatParams, call.node, "repeat_params", _BIN_ALL)
+    l0 = [is_set_mask, *mask, repeat]
+    _select_access(lw, call, a, mode, l0, strides, d)
+    if mode == SelMode.VSEL_CMPMASK_SPR:
+        sel_bytes = str(lanes // 8)
+    else:
+        sel_bytes = f"({access.repeats_expr(lw, l0, d.sizeof())}) * {lanes // 8}"
+    access.local(lw, hb.V, a["sel_mask"], sel_bytes, access.READ_SPAN, call.node)
+    emit(lw, "vec_cmpsel", "select", [*head, "1", is_set_mask, *mask, repeat, *strides], call.node)
+
+
+def _select_access(lw, call: Call, a: dict[str, Value], mode: int, l0: list[str], strides: list[str],
+                   d: dt.DataType) -> None:
+    """The tensor operands of a level-0 select (strides in BinaryRepeatParams order)."""
+    dblk, s0blk, s1blk, drep, s0rep, s1rep = strides
+    access.level0(lw, hb.V, a["src0"], l0, s0blk, s0rep, access.READ, call.node)
+    if mode != SelMode.VSEL_TENSOR_SCALAR_MODE:
+        access.level0(lw, hb.V, a["src1"], l0, s1blk, s1rep, access.READ, call.node)
+    access.level0(lw, hb.V, a["dst"], l0, dblk, drep, access.WRITE, call.node)
 
 
 def _select_register(lw, call: Call) -> None:
@@ -190,20 +241,25 @@ def _select_register(lw, call: Call) -> None:
     if mode == SelMode.VSEL_TENSOR_SCALAR_MODE:
         lw.type_error("this select form takes two tensors; for a scalar use select(dst, sel_mask, src0, "
                       "repeat_times, repeat_params) after set_cmp_mask", call.node)
+    repeat = lw.int_expr(a["repeat_times"], call.node, "repeat_times")
+    strides = record_ints(lw, a["repeat_params"], P.BinaryRepeatParams, call.node, "repeat_params", _BIN_ALL)
+    # VSEL_TENSOR_TENSOR_MODE reads selection bits at a UB address held in CMPMASK: not declared
+    _select_access(lw, call, a, mode, ["0", "False", "0", "0", repeat], strides, d)
     emit(lw, "vec_cmpsel", "select", [
         "_lm", "_st", str(KIND[d]), str(mode), *a["dst"].code, "-1", "0", *a["src0"].code, *a["src1"].code,
-        "np.float64(0.0)", "0", "0", "False", "0", "0", lw.int_expr(a["repeat_times"], call.node, "repeat_times"),
-        *record_ints(lw, a["repeat_params"], P.BinaryRepeatParams, call.node, "repeat_params", _BIN_ALL)],
-        call.node)
+        "np.float64(0.0)", "0", "0", "False", "0", "0", repeat, *strides], call.node)
 
 
 def _select_register_scalar(lw, call: Call) -> None:
     """``select(dst, sel_mask, src0, repeat_times, repeat_params)``: mode 1 with the scalar in CMPMASK."""
     a = call.bind(lw, "dst, sel_mask, src0, repeat_times, repeat_params")
     d = operands(lw, call, a, ("dst", "src0"), SEL_TYPES)
+    repeat = lw.int_expr(a["repeat_times"], call.node, "repeat_times")
+    strides = record_ints(lw, a["repeat_params"], P.BinaryRepeatParams, call.node, "repeat_params", _BIN_ALL)
+    l0 = ["0", "False", "0", "0", repeat]
+    _select_access(lw, call, a, SelMode.VSEL_TENSOR_SCALAR_MODE, l0, strides, d)
+    access.local(lw, hb.V, a["sel_mask"], f"({access.repeats_expr(lw, l0, d.sizeof())}) * {256 // d.sizeof() // 8}",
+                 access.READ_SPAN, call.node)
     emit(lw, "vec_cmpsel", "select", [
         "_lm", "_st", str(KIND[d]), str(isa.SEL_SCALAR), *a["dst"].code, *_sel_mask(lw, call, a["sel_mask"]),
-        *a["src0"].code, "0", "0", "np.float64(0.0)", "0", "0", "False", "0", "0",
-        lw.int_expr(a["repeat_times"], call.node, "repeat_times"),
-        *record_ints(lw, a["repeat_params"], P.BinaryRepeatParams, call.node, "repeat_params", _BIN_ALL)],
-        call.node)
+        *a["src0"].code, "0", "0", "np.float64(0.0)", "0", "0", "False", "0", "0", repeat, *strides], call.node)

@@ -1,12 +1,14 @@
 """Rules for ``duplicate`` and ``brcb`` (Atlas A2 dtypes: int16, uint16, int32, uint32, float16, bfloat16, float32)."""
 from __future__ import annotations
 
+from ...isa import hb
 from ...isa import vec_fill as isa
 from ...language import dtype as dt
 from ...language import params as P
 from ...language import vec_fill as lang
 from ..registry import Call, rule
 from ..types import is_number
+from . import access
 from .common import (check_dtype, const_bool, emit_isa_plain, is_int_like, is_params, local, mask_operand,
                      plain_int, same_dtype, vector_form)
 
@@ -36,15 +38,17 @@ def _duplicate(lw, call: Call) -> None:
     check_dtype(lw, "duplicate", d, DTYPES, call.node)
     operands = ["_st", "_lm", *map(plain_int, dst.code), str(d.sizeof()), *_scalar(lw, d, a["scalar"], call.node)]
     if form == "count":
-        emit_isa_plain(lw, "vec_fill", "duplicate", [
-            *operands, lw.int_expr(a["count"], call.node, "count")], call.node)
+        count = lw.int_expr(a["count"], call.node, "count")
+        access.local_count(lw, hb.V, dst, count, access.WRITE, call.node)
+        emit_isa_plain(lw, "vec_fill", "duplicate", [*operands, count], call.node)
         return
     is_set_mask = const_bool(lw, a["is_set_mask"], call.node, "is_set_mask")
-    emit_isa_plain(lw, "vec_fill", "duplicate_l0", [
-        *operands, str(is_set_mask), *mask_operand(lw, a["mask"], call.node),
-        lw.int_expr(a["repeat_times"], call.node, "repeat_times"),
-        lw.int_expr(a["dst_block_stride"], call.node, "dst_block_stride"),
-        lw.int_expr(a["dst_repeat_stride"], call.node, "dst_repeat_stride")], call.node)
+    head = [str(is_set_mask), *mask_operand(lw, a["mask"], call.node),
+            lw.int_expr(a["repeat_times"], call.node, "repeat_times")]
+    blk = lw.int_expr(a["dst_block_stride"], call.node, "dst_block_stride")
+    rep = lw.int_expr(a["dst_repeat_stride"], call.node, "dst_repeat_stride")
+    access.level0(lw, hb.V, dst, head, blk, rep, access.WRITE, call.node)
+    emit_isa_plain(lw, "vec_fill", "duplicate_l0", [*operands, *head, blk, rep], call.node)
 
 
 @rule(lang.brcb)
@@ -57,8 +61,14 @@ def _brcb(lw, call: Call) -> None:
     check_dtype(lw, "brcb", d, DTYPES, call.node)
     if not is_params(rp, P.BrcbRepeatParams):
         lw.type_error(f"brcb: repeat_params must be an asc.BrcbRepeatParams, got {lw.describe(rp)}", call.node)
+    repeat = lw.int_expr(a["repeat_times"], call.node, "repeat_times")
+    blk = lw.int_expr(rp.item("dst_blk_stride"), call.node, "repeat_params.dst_blk_stride")
+    rep = lw.int_expr(rp.item("dst_rep_stride"), call.node, "repeat_params.dst_rep_stride")
+    # repeat i reads src[8i : 8i + 8] and writes 8 blocks; the farthest is block (i * rep + 7 * blk)
+    reps = f"max(0, min({repeat}, 255))"
+    access.local_count(lw, hb.V, src, f"8 * {reps}", access.READ, call.node)
+    access.local(lw, hb.V, dst, f"(({reps} - 1) * max({rep}, 0) + 7 * max({blk}, 0) + 1) * 32 if {reps} > 0 else 0",
+                 access.WRITE, call.node)
     emit_isa_plain(lw, "vec_fill", "brcb", [
-        "_st", "_lm", *map(plain_int, dst.code), *map(plain_int, src.code), str(d.sizeof()),
-        lw.int_expr(a["repeat_times"], call.node, "repeat_times"),
-        lw.int_expr(rp.item("dst_blk_stride"), call.node, "repeat_params.dst_blk_stride"),
-        lw.int_expr(rp.item("dst_rep_stride"), call.node, "repeat_params.dst_rep_stride")], call.node)
+        "_st", "_lm", *map(plain_int, dst.code), *map(plain_int, src.code), str(d.sizeof()), repeat, blk, rep],
+        call.node)

@@ -9,12 +9,14 @@ import ast
 from enum import IntEnum
 from typing import Sequence
 
+from ...isa import hb
 from ...isa import vec_reduce as isa
 from ...language import dtype as dt
 from ...language import vec_reduce as lang
 from ...language.enums import ReduceOrder
 from ..registry import Call, rule
 from ..types import Value
+from . import access
 from .common import check_dtype, emit_isa_plain, is_int_like, is_params, local, mask_operand, same_dtype
 
 FLOATS = (dt.float16, dt.float32)
@@ -98,15 +100,33 @@ def _level0(lw, call: Call, a: dict[str, Value], repeat: str, strides: Sequence[
 _STRIDES = ("dst_rep_stride", "src_blk_stride", "src_rep_stride")
 
 
+def _declare(lw, call: Call, a: dict[str, Value], l0: list[str], d: dt.DataType, slot_bytes: int,
+             slots_per_repeat: int) -> None:
+    """Race-check a per-repeat reduction: its source lanes, and ``slots_per_repeat`` results of
+    ``slot_bytes`` per repeat in the destination, ``dst_rep_stride`` apart (in result units)."""
+    if not lw.full_check:
+        return
+    head, (dst_rep, src_blk, src_rep) = l0[:5], l0[5:]
+    access.level0(lw, hb.V, a["src"], head, src_blk, src_rep, access.READ, call.node)
+    n = access.repeats_expr(lw, head, d.sizeof())
+    unit = slots_per_repeat * slot_bytes
+    access.local(lw, hb.V, a["dst"], f"((({n}) - 1) * max({dst_rep}, 0) * {unit} + {unit} if ({n}) > 0 else 0)",
+                 access.WRITE, call.node)
+
+
 def _whole(lw, call: Call, op: int) -> None:
     extra = ", order=?" if op != isa.OP_SUM else ""
     a = call.bind(lw, f"dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride, src_rep_stride{extra}, "
                       "is_set_mask=True")
     d = operands(lw, call, a, ("dst", "src"), FLOATS)
     order = enum_arg(lw, a["order"], call.node, ReduceOrder, "order") if "order" in a else isa.ORDER_VALUE_INDEX
+    l0 = _level0(lw, call, a, "repeat_time", _STRIDES)
+    es = d.sizeof()
+    slot = es if op == isa.OP_SUM or order == isa.ORDER_ONLY_VALUE else 4 if order == isa.ORDER_ONLY_INDEX \
+        else 2 * es
+    _declare(lw, call, a, l0, d, slot, 1)
     emit(lw, "vec_reduce", "whole_reduce", ["_lm", "_st", str(op), half_flag(d), str(order), *a["dst"].code,
-                                            *a["src"].code, *_level0(lw, call, a, "repeat_time", _STRIDES)],
-         call.node)
+                                            *a["src"].code, *l0], call.node)
 
 
 rule(lang.whole_reduce_sum)(lambda lw, call: _whole(lw, call, isa.OP_SUM))
@@ -123,16 +143,19 @@ def _repeat_reduce_sum(lw, call: Call) -> None:
         lw.type_error("repeat_reduce_sum takes a continuous mask (an int); use whole_reduce_sum for bit masks",
                       call.node)
     lw.int_expr(a["dst_blk_stride"], call.node, "dst_blk_stride")   # accepted and unused, as on the hardware
+    l0 = _level0(lw, call, a, "repeat_time", _STRIDES)
+    _declare(lw, call, a, l0, d, d.sizeof(), 1)
     emit(lw, "vec_reduce", "whole_reduce", ["_lm", "_st", str(isa.OP_SUM), half_flag(d), str(isa.ORDER_VALUE_INDEX),
-                                            *a["dst"].code, *a["src"].code,
-                                            *_level0(lw, call, a, "repeat_time", _STRIDES)], call.node)
+                                            *a["dst"].code, *a["src"].code, *l0], call.node)
 
 
 def _block(lw, call: Call, op: int) -> None:
     a = call.bind(lw, "dst, src, repeat, mask, dst_rep_stride, src_blk_stride, src_rep_stride, is_set_mask=True")
     d = operands(lw, call, a, ("dst", "src"), FLOATS)
+    l0 = _level0(lw, call, a, "repeat", _STRIDES)
+    _declare(lw, call, a, l0, d, d.sizeof(), 8)
     emit(lw, "vec_reduce", "block_reduce", ["_lm", "_st", str(op), half_flag(d), *a["dst"].code, *a["src"].code,
-                                            *_level0(lw, call, a, "repeat", _STRIDES)], call.node)
+                                            *l0], call.node)
 
 
 rule(lang.block_reduce_sum)(lambda lw, call: _block(lw, call, isa.OP_SUM))
@@ -145,8 +168,10 @@ def _pair_reduce_sum(lw, call: Call) -> None:
     a = call.bind(lw, "dst, src, repeat_time, mask, dst_rep_stride, src_blk_stride, src_rep_stride, "
                       "is_set_mask=True")
     d = operands(lw, call, a, ("dst", "src"), FLOATS)
-    emit(lw, "vec_reduce", "pair_reduce_sum", ["_lm", "_st", half_flag(d), *a["dst"].code, *a["src"].code,
-                                               *_level0(lw, call, a, "repeat_time", _STRIDES)], call.node)
+    l0 = _level0(lw, call, a, "repeat_time", _STRIDES)
+    _declare(lw, call, a, l0, d, d.sizeof(), 128 // d.sizeof())
+    emit(lw, "vec_reduce", "pair_reduce_sum", ["_lm", "_st", half_flag(d), *a["dst"].code, *a["src"].code, *l0],
+         call.node)
 
 
 # --------------------------------------------------------------------------- reduce_sum / reduce_max / reduce_min
@@ -162,13 +187,27 @@ def _reduce(lw, call: Call, op: int) -> None:
     cal = flag(lw, a["cal_index"], call.node, "cal_index") if "cal_index" in a else "0"
     args = [str(op), half_flag(d), cal, *a["dst"].code, *a["src"].code, *a["shared_tmp_buffer"].code]
     if mask_form:
+        repeat = lw.int_expr(a["repeat_time"], call.node, "repeat_time")
+        src_rep = lw.int_expr(a["src_rep_stride"], call.node, "src_rep_stride")
+        # the routine programs its own normal-mode mask: the farthest lane is at most a repeat's end
+        access.local(lw, hb.V, a["src"], f"((({repeat}) - 1) * max({src_rep}, 0) * 32 + 256 if ({repeat}) > 0 else 0)",
+                     access.READ_SPAN, call.node)
+        _reduce_results(lw, call, a, d, op, cal)
         emit(lw, "vec_reduce", "reduce_mask", [
-            "_lm", *args, *mask_operand(lw, a["mask"], call.node),
-            lw.int_expr(a["repeat_time"], call.node, "repeat_time"),
-            lw.int_expr(a["src_rep_stride"], call.node, "src_rep_stride")], call.node)
+            "_lm", *args, *mask_operand(lw, a["mask"], call.node), repeat, src_rep], call.node)
     else:
-        emit(lw, "vec_reduce", "reduce_count", [
-            "_lm", "_st", *args, lw.int_expr(a["count"], call.node, "count")], call.node)
+        count = lw.int_expr(a["count"], call.node, "count")
+        access.local_count(lw, hb.V, a["src"], count, access.READ, call.node)
+        _reduce_results(lw, call, a, d, op, cal)
+        emit(lw, "vec_reduce", "reduce_count", ["_lm", "_st", *args, count], call.node)
+
+
+def _reduce_results(lw, call: Call, a: dict[str, Value], d: dt.DataType, op: int, cal: str) -> None:
+    """reduce_*: the value (and index) in dst; max/min also work in shared_tmp_buffer (A2 sums do not)."""
+    access.local(lw, hb.V, a["dst"], f"({d.sizeof()} * (2 if {cal} else 1))" if op != isa.OP_SUM else str(d.sizeof()),
+                 access.WRITE, call.node)
+    if op != isa.OP_SUM:
+        access.local_all(lw, hb.V, a["shared_tmp_buffer"], access.WRITE, call.node)
 
 
 rule(lang.reduce_sum)(lambda lw, call: _reduce(lw, call, isa.OP_SUM))

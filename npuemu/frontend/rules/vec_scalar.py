@@ -16,11 +16,14 @@ import numpy as np
 
 from ...language import dtype as dt
 from ...language import params as P
+from ...isa import hb
 from ...language import vec_scalar as lang
 from ..registry import Call, rule
+from . import access
 from ..types import Value, is_number
 from .common import (check_dtype, const_bool, emit_isa_plain, level0_args, local, plain_int, same_dtype, suffix,
                      vector_form)
+from .vec_unary import unary_level0_access
 
 _ARITH = (dt.float16, dt.float32, dt.int16, dt.int32)
 _SHIFT = (dt.int16, dt.uint16, dt.int32, dt.uint32)
@@ -83,18 +86,22 @@ def _scalar_op(lw, call: Call, name: str, allowed: tuple[dt.DataType, ...]) -> N
                 scalar_operand(lw, a["scalar"], d, call.node)]
     is_set_mask = const_bool(lw, a["is_set_mask"], call.node, "is_set_mask")
     if form == "count" and is_set_mask:
-        emit_isa_plain(lw, "vec_scalar", f"{name}_{suffix(d)}",
-                       [*operands, plain_int(lw.int_expr(a["count"], call.node, "count"))], call.node)
+        count = plain_int(lw.int_expr(a["count"], call.node, "count"))
+        access.local_count(lw, hb.V, src, count, access.READ, call.node)
+        access.local_count(lw, hb.V, dst, count, access.WRITE, call.node)
+        emit_isa_plain(lw, "vec_scalar", f"{name}_{suffix(d)}", [*operands, count], call.node)
         return
     if form == "count":
         # Ascend C runs the count form with is_set_mask=False as one repeat under the mask register
         # (counter mode: the count set with set_vector_mask); count itself is ignored
         lw.int_expr(a["count"], call.node, "count")
-        emit_isa_plain(lw, "vec_scalar", f"{name}_l0_{suffix(d)}",
-                       [*operands, "False", "False", "0", "0", "1", *_DEFAULT_UNARY_PARAMS], call.node)
+        l0 = ["False", "False", "0", "0", "1", *_DEFAULT_UNARY_PARAMS]
+        unary_level0_access(lw, dst, src, l0, call.node)
+        emit_isa_plain(lw, "vec_scalar", f"{name}_l0_{suffix(d)}", [*operands, *l0], call.node)
         return
-    emit_isa_plain(lw, "vec_scalar", f"{name}_l0_{suffix(d)}",
-                   [*operands, *level0_args(lw, a, P.UnaryRepeatParams, call.node)], call.node)
+    l0 = level0_args(lw, a, P.UnaryRepeatParams, call.node)
+    unary_level0_access(lw, dst, src, l0, call.node)
+    emit_isa_plain(lw, "vec_scalar", f"{name}_l0_{suffix(d)}", [*operands, *l0], call.node)
 
 
 @rule(lang.axpy)
@@ -112,11 +119,16 @@ def _axpy(lw, call: Call) -> None:
     operands = ["_st", "_lm", *(plain_int(c) for c in (*dst.code, *src.code)),
                 scalar_operand(lw, a["scalar"], dt_src, call.node)]
     if form == "count":
-        emit_isa_plain(lw, "vec_scalar", f"axpy_{pair}",
-                       [*operands, plain_int(lw.int_expr(a["count"], call.node, "count"))], call.node)
+        # axpy reads its destination: dst = src * scalar + dst
+        count = plain_int(lw.int_expr(a["count"], call.node, "count"))
+        access.local_count(lw, hb.V, src, count, access.READ, call.node)
+        access.local_count(lw, hb.V, dst, count, access.READ, call.node)
+        access.local_count(lw, hb.V, dst, count, access.WRITE, call.node)
+        emit_isa_plain(lw, "vec_scalar", f"axpy_{pair}", [*operands, count], call.node)
         return
-    emit_isa_plain(lw, "vec_scalar", f"axpy_l0_{pair}",
-                   [*operands, *level0_args(lw, a, P.UnaryRepeatParams, call.node)], call.node)
+    l0 = level0_args(lw, a, P.UnaryRepeatParams, call.node)
+    unary_level0_access(lw, dst, src, l0, call.node, dst_read=True)
+    emit_isa_plain(lw, "vec_scalar", f"axpy_l0_{pair}", [*operands, *l0], call.node)
 
 
 def _rule_for(name: str, allowed: tuple[dt.DataType, ...]) -> Callable:

@@ -11,8 +11,10 @@ from typing import Callable
 
 from ...language import dtype as dt
 from ...language import params as P
+from ...isa import hb
 from ...language import vec_unary as lang
 from ..registry import Call, rule
+from . import access
 from .common import check_dtype, emit_isa_plain, level0_args, local, plain_int, same_dtype, suffix, vector_form
 
 _FLOAT = (dt.float16, dt.float32)
@@ -40,11 +42,24 @@ def _unary(lw, call: Call, name: str, allowed: tuple[dt.DataType, ...]) -> None:
     check_dtype(lw, name, d, allowed, call.node)
     operands = ["_st", "_lm", *(plain_int(c) for c in (*dst.code, *src.code))]
     if form == "count":
-        emit_isa_plain(lw, "vec_unary", f"{name}_{suffix(d)}",
-                       [*operands, plain_int(lw.int_expr(a["count"], call.node, "count"))], call.node)
+        count = plain_int(lw.int_expr(a["count"], call.node, "count"))
+        access.local_count(lw, hb.V, src, count, access.READ, call.node)
+        access.local_count(lw, hb.V, dst, count, access.WRITE, call.node)
+        emit_isa_plain(lw, "vec_unary", f"{name}_{suffix(d)}", [*operands, count], call.node)
         return
-    emit_isa_plain(lw, "vec_unary", f"{name}_l0_{suffix(d)}",
-                   [*operands, *level0_args(lw, a, P.UnaryRepeatParams, call.node)], call.node)
+    l0 = level0_args(lw, a, P.UnaryRepeatParams, call.node)
+    unary_level0_access(lw, dst, src, l0, call.node)
+    emit_isa_plain(lw, "vec_unary", f"{name}_l0_{suffix(d)}", [*operands, *l0], call.node)
+
+
+def unary_level0_access(lw, dst, src, l0: list[str], node, dst_read: bool = False) -> None:
+    """The operands of a level-0 instruction with UnaryRepeatParams (``l0`` from ``level0_args``)."""
+    head, (dblk, sblk, drep, srep) = l0[:5], l0[5:]
+    wide = max(dst.type.dtype.sizeof(), src.type.dtype.sizeof())
+    access.level0(lw, hb.V, src, head, sblk, srep, access.READ, node, wide)
+    if dst_read:
+        access.level0(lw, hb.V, dst, head, dblk, drep, access.READ, node, wide)
+    access.level0(lw, hb.V, dst, head, dblk, drep, access.WRITE, node, wide)
 
 
 def _rule_for(name: str, allowed: tuple[dt.DataType, ...]) -> Callable:

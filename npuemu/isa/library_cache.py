@@ -1,0 +1,78 @@
+"""Numba cache invalidation for the instruction library as a whole.
+
+Numba stamps a cached function with a hash of *its own* source file only.
+The instruction library's functions call and inline each other across files
+(``checks.local_access`` inlines ``hb.local``; every instruction inlines
+``state`` constants), so editing one file would leave the machine code of
+its callers in other files stale: they would keep running the old code.
+This module makes every ``@njit(cache=True)`` function under ``npuemu/isa``
+and ``npuemu/numerics`` carry one stamp, the hash of all their sources, so
+any change invalidates the whole library's cache at once.  It is imported by
+``npuemu/isa/__init__.py``, before any instruction is defined.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from numba.core import caching
+
+_ROOT = Path(__file__).resolve().parent.parent
+_LIBRARY_DIRS = (_ROOT / "isa", _ROOT / "numerics")
+_FINGERPRINT: str | None = None
+
+
+def library_fingerprint() -> str:
+    """Hash of the instruction library sources (``npuemu/isa``, ``npuemu/numerics``)."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        h = hashlib.sha256()
+        for d in _LIBRARY_DIRS:
+            for p in sorted(d.glob("*.py")):
+                h.update(p.name.encode())
+                h.update(p.read_bytes())
+        _FINGERPRINT = h.hexdigest()[:16]
+    return _FINGERPRINT
+
+
+def _in_library(py_file: str) -> bool:
+    try:
+        parent = Path(py_file).resolve().parent
+    except OSError:
+        return False
+    return parent in _LIBRARY_DIRS
+
+
+def _library_locator(base: type) -> type:
+    """``base`` (a Numba cache locator) restricted to the library and stamped with its fingerprint."""
+
+    class LibraryLocator(base):                    # type: ignore[misc, valid-type]
+        def get_source_stamp(self) -> Any:
+            return library_fingerprint()
+
+        @classmethod
+        def from_function(cls, py_func: Any, py_file: str) -> Any:
+            if not _in_library(py_file):
+                return None
+            return super().from_function(py_func, py_file)
+
+    LibraryLocator.__name__ = f"Library{base.__name__}"
+    return LibraryLocator
+
+
+def install() -> None:
+    """Put the library locators in front of Numba's own (idempotent)."""
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")
+    classes = impl._locator_classes
+    if any(getattr(c, "_npuemu_library", False) for c in classes):
+        return
+    # the same precedence as Numba: NUMBA_CACHE_DIR, then __pycache__, then the user-wide directory
+    bases = (caching.UserProvidedCacheLocator, caching.InTreeCacheLocator, caching.UserWideCacheLocator)
+    ours = [_library_locator(b) for b in bases]
+    for c in ours:
+        c._npuemu_library = True
+    classes[:0] = ours
+
+
+install()

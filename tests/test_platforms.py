@@ -1,0 +1,156 @@
+"""SoC profiles as data, the PlatformAscendC host API, custom profiles and ``npuemu platforms``."""
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import numpy as np
+import pytest
+
+import npuemu.asc as asc
+from npuemu import cli
+from npuemu.errors import CapacityError, PlatformError
+from npuemu.host import CoreMemType, PlatformAscendC
+from npuemu.runtime import profiles
+from npuemu.runtime.platform import DEFAULT_PLATFORM, Platform, default_platform, get_platform, platforms
+
+KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
+A2 = ("Ascend910B1", "Ascend910B2", "Ascend910B3", "Ascend910B4")
+A3 = ("Ascend910_9392", "Ascend910_9391", "Ascend910_9382", "Ascend910_9381", "Ascend910_9372", "Ascend910_9362")
+
+
+def test_builtin_profiles_cover_a2_and_a3():
+    names = {p.name for p in platforms()}
+    assert set(A2) | set(A3) <= names
+    assert DEFAULT_PLATFORM == "Ascend910B1"
+
+
+@pytest.mark.parametrize("name", A2 + A3)
+def test_every_profile_has_the_2201_core_buffers_and_a_source_for_each_value(name):
+    p = get_platform(name)
+    assert (p.ub_size, p.l1_size, p.l0a_size, p.l0b_size, p.l0c_size, p.bt_size, p.fixbuf_size) == \
+        (192 * KIB, 512 * KIB, 64 * KIB, 64 * KIB, 128 * KIB, 1 * KIB, 7 * KIB)
+    assert p.system_workspace_size == 16 * MIB
+    assert p.cube_fp16_macs_per_cycle == 4096 and p.vector_bytes_per_cycle == 256
+    assert p.aiv_count == 2 * p.aic_count                        # separated architecture, AIC:AIV = 1:2
+    recorded = dict(p.sources)
+    assert set(profiles.PROFILES[name]) == set(recorded)
+    assert all(key in profiles.SOURCES for key in recorded.values())
+    assert set(p.unconfirmed) <= set(recorded)
+    assert "hbm_bandwidth_gbps" in p.unconfirmed                 # no CANN file states it
+
+
+def test_values_quoted_from_the_ini_files():
+    b1, b2, b4, c = (get_platform(n) for n in ("Ascend910B1", "Ascend910B2", "Ascend910B4", "Ascend910_9392"))
+    assert (b1.aic_count, b1.aiv_count, b1.cube_freq_mhz, b1.l2_size, b1.hbm_size) == (24, 48, 1850, 192 * MIB, 64 * GIB)
+    assert (b1.ddr_rate, b1.l2_read_rate, b1.l2_write_rate, b1.l1_to_l0a_rate, b1.ub_to_l2_rate) == (32, 110, 86, 512, 64)
+    assert b2.cube_freq_mhz == 1800 and "cube_freq_mhz" not in b2.unconfirmed
+    assert (b4.aic_count, b4.aiv_count, b4.l2_size, b4.hbm_size) == (20, 40, 96 * MIB, 32 * GIB)
+    assert "cube_freq_mhz" in b4.unconfirmed
+    assert (c.aic_count, c.aiv_count, c.l2_size) == (24, 48, 192 * MIB)
+    assert {"aic_count", "aiv_count"} <= set(get_platform("Ascend910_9391").unconfirmed)
+    # 24 AIC x 4096 MAC x 2 FLOP x 1.85 GHz: the ~364 TFLOPS fp16 per die of ascend-c.md §4.3
+    assert b1.cube_fp16_tflops == pytest.approx(363.7, abs=0.1)
+    assert b1.ini_ddr_bandwidth_gbps == pytest.approx(1420.8)
+    assert "ini" in b1.source("aic_count") and "Ascend910B1.ini" in b1.source("cube_freq_mhz")
+
+
+def test_default_platform_is_ascend910b1(monkeypatch):
+    monkeypatch.delenv("NPUEMU_PLATFORM", raising=False)
+    assert default_platform().name == "Ascend910B1"
+
+
+def test_platform_ascendc_reports_the_profile():
+    pa = PlatformAscendC("Ascend910B3")
+    assert (pa.get_core_num_aic(), pa.get_core_num_aiv(), pa.get_core_num()) == (20, 40, 40)
+    sizes = {t: pa.get_core_mem_size(t) for t in CoreMemType if t is not CoreMemType.RESERVED}
+    assert sizes == {CoreMemType.L0_A: 65536, CoreMemType.L0_B: 65536, CoreMemType.L0_C: 131072,
+                     CoreMemType.L1: 524288, CoreMemType.L2: 192 * MIB, CoreMemType.UB: 196608,
+                     CoreMemType.HBM: 64 * GIB, CoreMemType.FB: 7168, CoreMemType.BT: 1024}
+    assert [int(t) for t in (CoreMemType.L0_A, CoreMemType.UB, CoreMemType.HBM, CoreMemType.FB, CoreMemType.BT)] == \
+        [0, 5, 6, 7, 8]
+    assert pa.get_lib_api_workspace_size() == 16 * MIB
+    assert (pa.get_core_mem_bw(CoreMemType.L2), pa.get_core_mem_bw(CoreMemType.HBM)) == (110, 32)
+    with pytest.raises(ValueError):
+        pa.get_core_mem_bw(CoreMemType.UB)
+    with pytest.raises(ValueError):
+        pa.get_core_mem_size(CoreMemType.RESERVED)
+    capped = PlatformAscendC("Ascend910B1", core_num=5)
+    assert (capped.get_core_num_aiv(), capped.get_core_num_aic()) == (5, 5)
+
+
+def test_calc_tsch_num_blocks(caplog):
+    calc = PlatformAscendC.calc_tsch_num_blocks
+    assert calc(48, 24, 48) == 24            # the documented example
+    assert calc(47, 24, 48) == 24
+    assert calc(1, 24, 48) == 1
+    with caplog.at_level(logging.ERROR, logger="npuemu.host"):
+        assert calc(49, 24, 48) == 0         # 25 AI cores needed, 24 exist: CANN logs an error and returns 0
+    assert "only 24 AI cores" in caplog.text
+    assert calc(30, 0, 48) == 30             # no cube cores: one block per slice
+    assert calc(30, 24, 0) == 30
+    assert calc(30, 30, 20) == 30            # more cube than vector cores
+    assert calc(30, 24, 24) == 30            # ratio 1: no limit is checked
+    assert calc(100, 24, 24) == 100
+
+
+def test_custom_profile_records_what_the_user_set():
+    p = Platform.custom("test-platforms-7core", aiv_count=7, ub_size=64 * KIB, cube_freq_mhz=1000.0)
+    assert get_platform("test-platforms-7core") is p
+    assert (p.aiv_count, p.ub_size, p.aic_count) == (7, 64 * KIB, 24)
+    assert p.source("aiv_count") == profiles.SOURCES["custom"] and "Ascend910B1.ini" in p.source("aic_count")
+    assert "cube_freq_mhz" not in p.unconfirmed and "hbm_bandwidth_gbps" in p.unconfirmed
+    pa = PlatformAscendC(p)
+    assert (pa.get_core_num_aiv(), pa.get_core_mem_size(CoreMemType.UB)) == (7, 64 * KIB)
+    # a platform derived from a custom one inherits its values and sources
+    q = Platform.custom("test-platforms-7core-b", base=p, hbm_bandwidth_gbps=800.0)
+    assert q.aiv_count == 7 and q.source("aiv_count") == profiles.SOURCES["custom"]
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"no_such_field": 1}, "unknown platform fields"),
+    ({"aiv_count": 0}, "at least one AIV"),
+    ({"ub_size": 1000}, "UB"),
+    ({"l1_size": -1}, "non-negative"),
+    ({"cube_freq_mhz": 0.0}, "positive"),
+])
+def test_bad_custom_profiles_are_rejected(overrides, message):
+    with pytest.raises(PlatformError, match=message):
+        Platform.custom("test-platforms-bad", **overrides)
+
+
+def test_profiles_are_frozen_data():
+    p = get_platform("Ascend910B1")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.aiv_count = 8  # type: ignore[misc]
+    assert hash(p) == hash(get_platform("Ascend910B1"))
+
+
+def test_cli_lists_profiles_and_their_sources(capsys):
+    assert cli.main(["platforms"]) == 0
+    out = capsys.readouterr().out
+    for name in A2 + A3:
+        assert name in out
+    for heading in ("AIC", "AIV", "UB KiB", "L0A/B/C KiB", "BT KiB", "MHz", "L2 MiB", "HBM GB/s", "fp16 TFLOPS",
+                    "sysWS MiB"):
+        assert heading in out
+    assert cli.main(["platforms", "Ascend910B4"]) == 0
+    detail = capsys.readouterr().out
+    assert "cube_freq_mhz" in detail and "UNCONFIRMED" in detail and "Ascend910B4.ini" in detail
+    assert "ub_to_l2_rate" in detail and "system_workspace_size" in detail
+
+
+@asc.jit
+def _ub_hog(x: asc.GlobalAddress, nbytes: asc.ConstExpr[int]):
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf, nbytes)
+
+
+def test_launches_honour_a_custom_profiles_ub_size():
+    """96 KiB of UB fits the 192 KiB of Ascend910B1 but not a custom part with 64 KiB."""
+    small = Platform.custom("test-platforms-64k-ub", ub_size=64 * KIB)
+    x = np.zeros(8, np.float32)
+    _ub_hog[1](x, 96 * KIB, platform="Ascend910B1")
+    with pytest.raises(CapacityError):
+        _ub_hog[1](x, 96 * KIB, platform=small)
