@@ -169,10 +169,28 @@ def test_generated_source_does_not_depend_on_object_addresses():
     assert " at 0x" not in binary.compiled.source   # the file name is a hash of this text
 
 
-def test_instruction_caches_are_stamped_with_the_whole_library():
+def test_instruction_caches_are_stamped_with_what_they_import(tmp_path, monkeypatch):
     """Numba stamps a cache with its own file only; a caller in another file that inlines an edited
-    instruction would run stale code.  Every library function carries the library's fingerprint."""
-    from npuemu.isa import checks, datamove, hb
+    instruction would run stale code.  Library caches carry the hash of every file they import."""
+    from npuemu.isa import checks, library_cache
 
-    for fn in (checks.local_access, hb.local, datamove.gm_to_local):
-        assert fn._cache._impl._locator.get_source_stamp() == library_fingerprint()
+    assert checks.local_access._cache._impl._locator.get_source_stamp() == \
+        library_cache.module_stamp(checks.__file__)
+    lib = tmp_path / "isa"
+    lib.mkdir()
+    (lib / "a.py").write_text("from . import b\nfrom .state import X\n")
+    (lib / "b.py").write_text("from .fault import F\n")
+    for name in ("state", "fault", "c"):
+        (lib / f"{name}.py").write_text("X = F = 1\n")
+    monkeypatch.setattr(library_cache, "_LIBRARY_DIRS", (lib,))
+
+    def stamp(name: str) -> str:
+        library_cache.module_stamp.cache_clear()
+        return library_cache.module_stamp(str(lib / name))
+
+    before = stamp("a.py")
+    (lib / "c.py").write_text("X = 2\n")                 # not imported by a
+    assert stamp("a.py") == before
+    (lib / "fault.py").write_text("X = F = 2\n")         # imported through b
+    assert stamp("a.py") != before
+    library_cache.module_stamp.cache_clear()

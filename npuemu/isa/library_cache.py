@@ -5,14 +5,17 @@ The instruction library's functions call and inline each other across files
 (``checks.local_access`` inlines ``hb.local``; every instruction inlines
 ``state`` constants), so editing one file would leave the machine code of
 its callers in other files stale: they would keep running the old code.
-This module makes every ``@njit(cache=True)`` function under ``npuemu/isa``
-and ``npuemu/numerics`` carry one stamp, the hash of all their sources, so
-any change invalidates the whole library's cache at once.  It is imported by
-``npuemu/isa/__init__.py``, before any instruction is defined.
+This module stamps every ``@njit(cache=True)`` function under ``npuemu/isa``
+and ``npuemu/numerics`` with the hash of its file *and every library file it
+imports, transitively*: a function can only inline what its module imports,
+so an edit invalidates exactly the caches that may hold the old code.  It is
+imported by ``npuemu/isa/__init__.py``, before any instruction is defined.
 """
 from __future__ import annotations
 
+import ast
 import hashlib
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +39,39 @@ def library_fingerprint() -> str:
     return _FINGERPRINT
 
 
+def _imports(path: Path) -> set[Path]:
+    """The library files ``path`` imports directly (relative imports only: the library uses no others)."""
+    found: set[Path] = set()
+    for node in ast.walk(ast.parse(path.read_bytes())):
+        if not isinstance(node, ast.ImportFrom) or node.level == 0:
+            continue
+        base = path.parent
+        for _ in range(node.level - 1):
+            base = base.parent
+        parts = node.module.split(".") if node.module else []
+        target = base.joinpath(*parts)
+        candidates = [target.with_suffix(".py")] + [target / f"{a.name}.py" for a in node.names]
+        found.update(c for c in candidates if c.parent in _LIBRARY_DIRS and c.is_file())
+    return found
+
+
+@lru_cache(maxsize=None)
+def module_stamp(py_file: str) -> str:
+    """Hash of ``py_file`` and of the library files it imports, transitively."""
+    seen: set[Path] = set()
+    todo = [Path(py_file).resolve()]
+    while todo:
+        p = todo.pop()
+        if p not in seen:
+            seen.add(p)
+            todo.extend(_imports(p) - seen)
+    h = hashlib.sha256()
+    for p in sorted(seen):
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def _in_library(py_file: str) -> bool:
     try:
         parent = Path(py_file).resolve().parent
@@ -45,11 +81,11 @@ def _in_library(py_file: str) -> bool:
 
 
 def _library_locator(base: type) -> type:
-    """``base`` (a Numba cache locator) restricted to the library and stamped with its fingerprint."""
+    """``base`` (a Numba cache locator) restricted to the library, stamped with :func:`module_stamp`."""
 
     class LibraryLocator(base):                    # type: ignore[misc, valid-type]
         def get_source_stamp(self) -> Any:
-            return library_fingerprint()
+            return module_stamp(self._py_file)
 
         @classmethod
         def from_function(cls, py_func: Any, py_file: str) -> Any:
