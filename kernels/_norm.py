@@ -25,6 +25,9 @@ def load_vector(dst: asc.LocalTensor, raw: asc.LocalTensor, src: asc.GlobalTenso
         asc.set_flag(asc.HardEvent.MTE2_V, 0)
         asc.wait_flag(asc.HardEvent.MTE2_V, 0)
         to_float(dst, raw, cols)
+        # raw is reloaded by the next call: MTE2 must not overwrite it before V has read it
+        asc.set_flag(asc.HardEvent.V_MTE2, 0)
+        asc.wait_flag(asc.HardEvent.V_MTE2, 0)
 
 
 @asc.jit

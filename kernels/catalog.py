@@ -11,8 +11,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from npuemu.kernels import (add, add_static, axpy, cast, gelu, layernorm, leaky_relu, mul, reduce_sum, relu,
-                            rmsnorm, softmax)
+from npuemu.kernels import (add, add_static, axpy, cast, gelu, layernorm, leaky_relu, linear, matmul, matmul_int8,
+                            matmul_queue, mul, reduce_sum, relu, rmsnorm, softmax)
 from npuemu.kernels._host import to_dtype
 
 Inputs = Callable[[np.random.Generator, str, tuple[int, ...]], tuple[Any, ...]]
@@ -85,7 +85,37 @@ def _np_dtype(name: str) -> Any:
     return to_dtype(np.zeros(1), name).dtype
 
 
+def matmul_dims(shape: tuple[int, ...]) -> tuple[int, int, int]:
+    """(M, K, N) of a matmul entry's shape.
+
+    Three dimensions are taken as they are.  The shapes the generic property
+    tests draw (one or two dimensions, up to 2**20 elements) are folded into
+    M <= 130, K <= 129, N <= 97, keeping ones and odd sizes, so a matmul is
+    launched at every drawn shape without growing cubically.
+    """
+    if len(shape) == 3:
+        return shape[0], shape[1], shape[2]
+    first, last = shape[0], shape[-1]
+    size = int(np.prod(shape))
+    return 1 + (first - 1) % 130, 1 + (7 * last - 1) % 129, 1 + (13 * size - 1) % 97
+
+
+def _matmul_inputs(bias: bool = False) -> Inputs:
+    def make(rng: np.random.Generator, dtype: str, shape: tuple[int, ...]) -> tuple[Any, ...]:
+        m, k, n = matmul_dims(shape)
+        if dtype == "int8":
+            return rng.integers(-128, 128, (m, k), dtype=np.int8), rng.integers(-128, 128, (k, n), dtype=np.int8)
+        x = to_dtype(rng.standard_normal((m, k)), dtype)
+        w = to_dtype(rng.standard_normal((k, n)) / np.sqrt(k), dtype)
+        return (x, w, to_dtype(rng.standard_normal(n), dtype)) if bias else (x, w)
+    return make
+
+
 _ELEMENTWISE_SHAPES = ((1,), (7,), (4096,), (12345,), (3, 1000))
+_MATMUL_SHAPES = ((1, 7, 15), (17, 40, 33), (130, 129, 15), (33, 16, 64))
+_MATMUL = {"float32": Tolerance(rtol=1e-5, atol=1e-5), "float16": Tolerance(rtol=1e-3, atol=1e-4),
+           "bfloat16": Tolerance(rtol=8e-3, atol=1e-3)}
+_REQ8_SCALE = 1 / 512           # int8 sums of K = 40..130 products reach a few 10**4
 _ROW_SHAPES = ((1, 1), (5, 7), (33, 200), (64, 1024))
 _SOFT = {"float32": Tolerance(rtol=2e-6, atol=1e-7), "float16": Tolerance(rtol=1e-3, atol=1e-6),
          "bfloat16": Tolerance(rtol=8e-3, atol=1e-6)}
@@ -117,6 +147,29 @@ KERNELS: tuple[BundledKernel, ...] = (
                   (1024, 1024), _ROW_SHAPES, tolerance=_NORM),
     BundledKernel("rmsnorm", rmsnorm.DTYPES, _norm_inputs(False), rmsnorm.rmsnorm, rmsnorm.reference,
                   (1024, 1024), _ROW_SHAPES, tolerance=_NORM),
+    BundledKernel("matmul", matmul.DTYPES, _matmul_inputs(), matmul.matmul, matmul.reference, (256, 256, 256),
+                  _MATMUL_SHAPES, tolerance=_MATMUL,
+                  description="C = A @ B (M x K x N), cube basic API, static tensors, manual flags"),
+    BundledKernel("matmul_queue", matmul_queue.DTYPES, _matmul_inputs(), matmul_queue.matmul_queue,
+                  matmul_queue.reference, (256, 256, 256), _MATMUL_SHAPES, tolerance=_MATMUL,
+                  description="C = A @ B, TQue on A1/B1/A2/B2/CO1, double buffered"),
+    BundledKernel("linear", linear.DTYPES, _matmul_inputs(bias=True), linear.linear, linear.reference,
+                  (128, 256, 256), _MATMUL_SHAPES, tolerance=_MATMUL,
+                  description="gelu(x @ w + bias), fused MIX_AIC_1_2 (cube -> GM -> vector)"),
+    BundledKernel("linear_leaky", linear.DTYPES, _matmul_inputs(bias=True),
+                  lambda x, w, bias, **kw: linear.linear(x, w, bias, "leaky_relu", 0.1, **kw),
+                  lambda x, w, bias: linear.reference(x, w, bias, "leaky_relu", 0.1), (128, 256, 256),
+                  _MATMUL_SHAPES, tolerance=_MATMUL, description="leaky_relu(x @ w + bias), fused MIX_AIC_1_2"),
+    BundledKernel("matmul_int8", matmul_int8.DTYPES, _matmul_inputs(), matmul_int8.matmul_int8,
+                  matmul_int8.reference, (256, 256, 256), _MATMUL_SHAPES, description="int8 -> int32, exact"),
+    BundledKernel("matmul_req8", matmul_int8.DTYPES, _matmul_inputs(),
+                  lambda a, b, **kw: matmul_int8.matmul_int8(a, b, "int8", _REQ8_SCALE, **kw),
+                  lambda a, b: matmul_int8.reference(a, b, "int8", _REQ8_SCALE), (256, 256, 256), _MATMUL_SHAPES,
+                  description="int8 -> int8, fixpipe REQ8"),
+    BundledKernel("matmul_deq16", matmul_int8.DTYPES, _matmul_inputs(),
+                  lambda a, b, **kw: matmul_int8.matmul_int8(a, b, "float16", 1 / 1024, **kw),
+                  lambda a, b: matmul_int8.reference(a, b, "float16", 1 / 1024), (256, 256, 256), _MATMUL_SHAPES,
+                  description="int8 -> float16, fixpipe DEQF16"),
 )
 
 BY_NAME = {k.name: k for k in KERNELS}

@@ -17,6 +17,7 @@ from .language.enums import (CMPMODE, BlockMode, CacheLine, CacheMode, CacheRwMo
 from .language.params import *
 from .language.struct import ArrayField, Field, Struct, StructField
 from .language.data_copy import *
+from .language.cube import *
 from .language.sys_var import *
 from .language.vec_binary import *
 from .language.vec_scalar import *

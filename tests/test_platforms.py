@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -138,6 +141,13 @@ def test_cli_lists_profiles_and_their_sources(capsys):
     detail = capsys.readouterr().out
     assert "cube_freq_mhz" in detail and "UNCONFIRMED" in detail and "Ascend910B4.ini" in detail
     assert "ub_to_l2_rate" in detail and "system_workspace_size" in detail
+    # the installed command, in a fresh process: the built-in profiles, one line each
+    run = subprocess.run([sys.executable, "-m", "npuemu", "platforms"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    listed = [line.split()[0] for line in run.stdout.splitlines()[1:] if line.startswith("Ascend")]
+    assert listed == list(profiles.PROFILES)
+    b4 = next(line for line in run.stdout.splitlines() if line.startswith("Ascend910B4 "))
+    assert b4.split()[1:4] == ["20", "40", "192"]                   # AIC, AIV, UB KiB
 
 
 @asc.jit
@@ -154,3 +164,54 @@ def test_launches_honour_a_custom_profiles_ub_size():
     _ub_hog[1](x, 96 * KIB, platform="Ascend910B1")
     with pytest.raises(CapacityError):
         _ub_hog[1](x, 96 * KIB, platform=small)
+
+
+# ---------------------------------------------------------------------------- docs/platforms.md is the data
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "platforms.md"
+RATES = ("ddr_rate", "l2_read_rate", "l2_write_rate", "l1_to_l0a_rate", "l1_to_l0b_rate", "ub_to_l2_rate")
+
+
+def _doc_table(first_heading: str) -> list[list[str]]:
+    lines = DOCS.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"| {first_heading} |"))
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip("|").split("|")])
+    return rows
+
+
+def _cell(text: str) -> tuple[float, bool]:
+    """(number, confirmed) of a table cell such as ``1600 **U**``, ``192 MiB`` or ``256*``."""
+    confirmed = "**U**" not in text and not text.endswith("*")
+    return float(text.replace("**U**", "").rstrip("*").split()[0]), confirmed
+
+
+def test_the_per_soc_table_of_the_docs_is_the_profile_data():
+    rows = {r[0]: r[1:] for r in _doc_table("SoC")}
+    assert list(rows) == list(profiles.PROFILES)                     # every built-in profile, in order
+    columns = (("aic_count", 1), ("aiv_count", 1), ("cube_freq_mhz", 1), ("l2_size", MIB), ("hbm_size", GIB),
+               ("hbm_bandwidth_gbps", 1))
+    for name, cells in rows.items():
+        p = get_platform(name)
+        for (field, unit), text in zip(columns, cells):
+            value, confirmed = _cell(text)
+            assert value * unit == getattr(p, field), (name, field)
+            assert confirmed == (field not in p.unconfirmed), (name, field, text)
+        for field, text in zip(RATES, cells[-1].split(" / ")):
+            value, confirmed = _cell(text)
+            assert value == getattr(p, field) and confirmed == (field not in p.unconfirmed), (name, field, text)
+
+
+def test_the_per_core_table_of_the_docs_is_the_profile_data():
+    documented = {}
+    for cells in _doc_table("field"):
+        for field in cells[0].replace("`", "").split(", "):
+            documented[field] = cells[1]
+    for p in (get_platform(n) for n in profiles.PROFILES):
+        for field in ("ub_size", "l1_size", "l0a_size", "l0b_size", "l0c_size", "bt_size", "fixbuf_size",
+                      "cube_fp16_macs_per_cycle", "vector_bytes_per_cycle"):
+            assert int(documented[field].split()[0]) == getattr(p, field), (p.name, field)
+        assert documented["system_workspace_size"] == "16 MiB" and p.system_workspace_size == 16 * MIB

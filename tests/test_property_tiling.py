@@ -10,7 +10,9 @@ says what is wrong.
 """
 from __future__ import annotations
 
+import importlib.util
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +22,7 @@ from hypothesis import strategies as st
 from npuemu.asc import Field, KnownTypes, Struct
 from npuemu.host.tiling import TensorDesc, TilingContext, TilingError, TilingResult
 from npuemu.kernels.catalog import KERNELS
+from npuemu.runtime.platform import Platform, get_platform
 from npuemu.testing import (BlockWork, TilingInvariantError, TilingPlan, assert_tiling, check_monotonic, profiles,
                             tile_loop)
 from npuemu.testing import strategies as nst
@@ -259,46 +262,112 @@ def test_the_wrong_functions_are_right_somewhere():
         assert_tiling(fn, ctx(8 * 256), split_plan)
 
 
-# ------------------------------------------------------------ the worked example of docs/testing.md
+# ------------------------------------------- the worked example of docs/testing.md (examples/), got wrong
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
-class MyTiling(Struct):
-    total = Field(KnownTypes.uint32)
-    block_len = Field(KnownTypes.uint32)   # elements per block; the last block takes what is left
-    tile_len = Field(KnownTypes.uint32)    # elements per UB tile
+def load_example():
+    """examples/property_test_my_tiling.py as a module (tests/test_testing_toolkit.py runs it with pytest)."""
+    path = ROOT / "examples" / "property_test_my_tiling.py"
+    spec = importlib.util.spec_from_file_location("property_test_my_tiling", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def my_tiling(ctx: TilingContext) -> TilingResult:
+EXAMPLE = load_example()
+MyTiling = EXAMPLE.MyTiling
+
+
+def ex_floor_split(ctx: TilingContext) -> TilingResult:
+    """my_tiling with ``n // cores`` (rounded down to 32 bytes) per block: the tail is left to nobody."""
+    x = ctx.input(0)
+    n, per = x.size, 32 // x.itemsize
+    cores = ctx.platform.aiv_count
+    block_len = n // cores // per * per or per
+    return TilingResult(block_dim=min(cores, -(-n // block_len)),
+                        tiling_data=MyTiling(total=n, block_len=block_len, tile_len=min(block_len, 4096)))
+
+
+def ex_fixed_tile(ctx: TilingContext) -> TilingResult:
+    """my_tiling with a 16 KiB tile per tensor whatever the UB."""
     x = ctx.input(0)
     n, s = x.size, x.itemsize
-    cores = ctx.platform.aiv_count
-    per_block = 32 // s
-    blocks = -(-n // per_block)                       # 32-byte blocks of work
-    block_len = -(-blocks // cores) * per_block       # whole blocks per core, so starts stay aligned
-    tile = min(block_len, 16384 // s, ctx.platform.ub_size // (2 * 3 * s) // per_block * per_block)
+    per = 32 // s
+    block_len = -(-(-(-n // per)) // ctx.platform.aiv_count) * per
     return TilingResult(block_dim=-(-n // block_len),
-                        tiling_data=MyTiling(total=n, block_len=block_len, tile_len=tile))
+                        tiling_data=MyTiling(total=n, block_len=block_len, tile_len=min(block_len, 16384 // s)))
 
 
-def my_plan(ctx, result):
-    t = result.tiling_data
-    blocks = []
-    for i in range(result.block_dim):
-        start = i * t.block_len
-        length = min(t.block_len, t.total - start)
-        blocks.append(BlockWork(start, length, t.tile_len, *tile_loop(length, t.tile_len)))
+def ex_fixed_block(ctx: TilingContext) -> TilingResult:
+    """my_tiling with one block per 256 bytes of work, however many cores there are."""
     x = ctx.input(0)
-    return TilingPlan(total=x.size, elem_bytes=x.itemsize, block_dim=result.block_dim, blocks=blocks,
-                      core_count=ctx.platform.aiv_count, ub_size=ctx.platform.ub_size,
-                      ub_bytes_per_element=2 * 3 * x.itemsize,      # 2 buffers x (x, y, z)
-                      align_bytes=32, balance="last-short")
+    block_len = 256 // x.itemsize
+    return TilingResult(block_dim=-(-x.size // block_len),
+                        tiling_data=MyTiling(total=x.size, block_len=block_len, tile_len=block_len))
 
 
-@profiles.settings(ci=50, thorough=2000)
-@given(ctx=nst.tiling_contexts(shapes=nst.shapes(max_size=1 << 31),
-                               dtypes=nst.dtypes(["float16", "float32"]),
-                               platforms=nst.platforms(min_ub=4096),
-                               n_inputs=2))
-def test_my_tiling(ctx):
-    """docs/testing.md's example, verbatim: a user's tiling function passes its property test."""
-    assert_tiling(my_tiling, ctx, my_plan)
+ex_floor_split.__name__, ex_fixed_tile.__name__, ex_fixed_block.__name__ = "floor_split", "fixed_tile", "fixed_block"
+
+
+def vector_ctx(n: int, dtype: str, platform) -> TilingContext:
+    return TilingContext((TensorDesc((n,), dtype),) * 2, (TensorDesc((n,), dtype),), get_platform(platform))
+
+
+TINY = Platform.custom("tiny-7core", aiv_count=7, ub_size=64 * 1024)      # docs/platforms.md's custom part
+
+DOCUMENTED = [
+    (ex_floor_split, vector_ctx(1999, "float16", "Ascend910B1"), [
+        "tiling violates exact coverage (floor_split on Ascend910B1 (48 AIV, 24 AIC, UB 196608 bytes), inputs "
+        "float16[1999], float16[1999])",
+        "  [exact coverage] elements [1536, 1999) are not covered: the last slice (block 47) ends at 1536, the "
+        "tensor has 1999 elements"]),
+    (ex_fixed_tile, vector_ctx(1 << 20, "float32", TINY), [
+        "tiling violates UB capacity (fixed_tile on tiny-7core (7 AIV, 24 AIC, UB 65536 bytes), inputs "
+        "float32[1048576], float32[1048576])",
+        "  [UB capacity] blocks 0-6: a tile of 4096 elements needs 4096 x 24 = 98304 bytes of UB, the platform "
+        "has 65536"]),
+    (ex_fixed_block, vector_ctx(1 << 20, "float16", TINY), [
+        "tiling violates core bound (fixed_block on tiny-7core (7 AIV, 24 AIC, UB 65536 bytes), inputs "
+        "float16[1048576], float16[1048576])",
+        "  [core bound] block_dim 8192 exceeds the 7 AIV cores of the platform"]),
+]
+
+
+def shown_in_docs(lines: list[str]) -> bool:
+    """Whether docs/testing.md shows these lines one after the other (code blocks may be indented)."""
+    doc = [line.strip() for line in (ROOT / "docs" / "testing.md").read_text().splitlines()]
+    want = [line.strip() for line in lines]
+    return any(doc[i:i + len(want)] == want for i in range(len(doc)))
+
+
+@pytest.mark.parametrize("tiling_fn,ctx,expected", DOCUMENTED, ids=[d[0].__name__ for d in DOCUMENTED])
+def test_documented_mistakes_give_the_documented_messages(tiling_fn, ctx, expected):
+    """The three wrong versions of the example's tiling, on inputs worked out by hand, and docs/testing.md."""
+    with pytest.raises(TilingInvariantError) as err:
+        assert_tiling(tiling_fn, ctx, EXAMPLE.my_plan)
+    assert str(err.value).splitlines() == expected
+    assert shown_in_docs(expected)
+    # 1999 = 48 x 32 + 463: 48 blocks of 32 halves; 16 KiB float32 tiles x 2 buffers x 3 tensors = 96 KiB;
+    # 2 MiB of float16 in 256-byte blocks = 8192 blocks
+    assert_tiling(EXAMPLE.my_tiling, ctx, EXAMPLE.my_plan)          # the right version passes on the same input
+
+
+def test_the_example_split_is_not_monotonic():
+    """Hand-computed: on 40 cores, 2737 float32 (343 blocks of 8) -> 9 blocks per core -> ceil(2737/72) = 39
+    launched; 4161 (521 blocks) -> 14 per core -> ceil(4161/112) = 38."""
+    contexts = [vector_ctx(n, "float32", "Ascend910B3") for n in (2737, 4161)]
+    assert [EXAMPLE.my_tiling(c).block_dim for c in contexts] == [39, 38]
+    (v,) = check_monotonic(EXAMPLE.my_tiling, contexts)
+    text = ("[monotonicity] 2737 elements launch 39 blocks but 4161 launch only 38 (fewer blocks for more work, "
+            "with 40 cores available)")
+    assert str(v) == text and shown_in_docs([text])
+    assert check_monotonic(elementwise_tiling, contexts) == []        # the tail-core split is
+    # ops-math's add_example too (as docs/testing.md says): 73 -> ceil(73/48) = 2 per core -> 37 blocks;
+    # 97 -> 3 per core -> 33 blocks
+    b1 = get_platform("Ascend910B1")
+    examples = [TilingContext((TensorDesc((n, 1, 1, 1), "float32"),) * 2, (TensorDesc((n, 1, 1, 1), "float32"),), b1)
+                for n in (73, 97)]
+    assert [add_example_tiling(c).block_dim for c in examples] == [37, 33]
+    assert [v.invariant for v in check_monotonic(add_example_tiling, examples)] == ["monotonicity"]

@@ -6,6 +6,8 @@ import struct
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import npuemu.asc as asc
 from npuemu.errors import BoundsError, KernelTypeError, LaunchError, UnsupportedSyntaxError
@@ -99,6 +101,23 @@ def test_unassigned_required_fields_are_errors():
     n = Needs()
     assert n.unassigned() == ["arr", "inner.count"]
 
+
+
+@given(count=st.integers(-2**31, 2**31 - 1), small=st.integers(0, 255), halves=st.lists(st.integers(0, 65535),
+       min_size=3, max_size=3), flag=st.integers(0, 255), value=st.integers(-2**63, 2**63 - 1),
+       scale=st.floats(width=32, allow_nan=False), tail=st.integers(-2**15, 2**15 - 1))
+def test_any_values_round_trip_with_the_c_layout(count, small, halves, flag, value, scale, tail):
+    m = Mixed(count=count, small=small, halves=halves, scale=scale, tail=tail)
+    m.inner.flag, m.inner.value = flag, value
+    c = CMixed(count=count, small=small, scale=scale, tail=tail, inner=CInner(flag=flag, value=value))
+    c.halves[:] = halves
+    data = m.to_bytes()
+    assert data == bytes(c)                                   # what a C compiler lays out
+    back = Mixed.from_bytes(data)
+    assert back.to_bytes() == data
+    assert (back.count, back.small, back.halves.tolist(), back.inner.flag, back.inner.value, back.tail) == \
+        (count, small, halves, flag, value, tail)
+    assert np.float32(back.scale).tobytes() == np.float32(scale).tobytes()
 
 @pytest.mark.parametrize("field, value, error", [
     (Field(asc.uint8), 256, ValueError),

@@ -6,6 +6,12 @@ known, including the messages a user reads when something is wrong.
 """
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import assume, given
@@ -14,8 +20,8 @@ from hypothesis import strategies as st
 import npuemu.asc as asc
 from npuemu.runtime.platform import Platform, get_platform
 from npuemu.testing import (BlockWork, KernelMismatchError, TilingInvariantError, TilingPlan, Tolerance,
-                            assert_kernel_matches, assert_plan, check_block_schedule, check_deterministic,
-                            check_monotonic, check_plan, compare_arrays, plan_from_block_factor,
+                            assert_arrays_match, assert_kernel_matches, assert_plan, check_block_schedule,
+                            check_deterministic, check_monotonic, check_plan, compare_arrays, plan_from_block_factor,
                             plan_from_former_tail, profiles, ulp_distance)
 from npuemu.testing import strategies as nst
 
@@ -233,6 +239,26 @@ def test_report_gives_multi_dim_index_values_bits_and_ulps():
     assert compare_arrays(got, expected, Tolerance(ulps=4000)) is None
     assert compare_arrays(got, expected, Tolerance(rtol=0.0, atol=100)) is None
 
+
+
+def test_the_report_shown_in_the_docs():
+    """First bad index in memory order, the worst one, values, bits, ulps, then up to eight more positions."""
+    expected = np.full((3, 1000), 6, np.float16)
+    expected[2, 999] = 11
+    got = expected.copy()
+    got[1, 500:504] = got[2, 993:999] = np.float16(6.00390625)          # the next float16 after 6
+    got[2, 999] = 99
+    with pytest.raises(KernelMismatchError) as err:
+        assert_arrays_match(got, expected, label="scale_kernel[1]")
+    lines = str(err.value).splitlines()
+    assert lines == [
+        "scale_kernel[1] output 0 (float16, shape (3, 1000)) does not match the reference (bit-exact): "
+        "11 of 3000 elements differ",
+        "  first at index (1, 500): got 6.004 (0x4601), expected 6.0 (0x4600), 1 ulp apart (abs error 0.00390625)",
+        "  worst at index (2, 999): got 99.0 (0x5630), expected 11.0 (0x4980), 3248 ulp apart (abs error 88)",
+        "  also at (1, 501), (1, 502), (1, 503), (2, 993), (2, 994), (2, 995), (2, 996), (2, 997), ...",
+    ]
+    assert "\n".join(lines) in (ROOT / "docs" / "testing.md").read_text()
 
 def test_exact_comparison_rules():
     f = np.float32
@@ -466,3 +492,48 @@ def test_hypothesis_profile_option_and_check_level(isolated):
         passed=1)
     header = isolated.runpytest_inprocess("--npuemu-hypothesis=thorough", "--npuemu-check=off")
     header.stdout.fnmatch_lines(["npuemu: platform *; Hypothesis profile npuemu-thorough"])
+
+
+def test_hypothesis_profiles_from_the_environment(isolated, monkeypatch):
+    isolated.makepyfile("""
+        import os
+        from hypothesis import settings
+
+        def test_profile():
+            want = {"ci": 20, "thorough": 500}[os.environ["WANT"]]
+            assert settings.default.max_examples == want and settings.default.deadline is None
+    """)
+    monkeypatch.setenv(profiles.ENV, "thorough")
+    monkeypatch.setenv("WANT", "thorough")
+    isolated.runpytest_inprocess("-q").assert_outcomes(passed=1)
+    monkeypatch.setattr(profiles, "_selected", None)
+    monkeypatch.setenv(profiles.ENV, "ci")
+    monkeypatch.setenv("WANT", "ci")
+    isolated.runpytest_inprocess("-q").assert_outcomes(passed=1)
+
+
+# ------------------------------------------------------------------------------ the documented example
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "property_test_my_tiling.py"
+
+
+def test_docs_show_the_example_file_unchanged():
+    docs = (ROOT / "docs" / "testing.md").read_text()
+    block = re.search(r"<!-- example: examples/property_test_my_tiling.py -->\n```python\n(.*?)```", docs, re.S)
+    assert block is not None, "docs/testing.md lost the example block"
+    assert block[1] == EXAMPLE.read_text()
+
+
+def test_the_example_property_tests_pass():
+    """What a user runs: pytest on the example file (tiling properties, then the kernel against NumPy).
+
+    NPUEMU_DEBUG=1 runs the kernel's generated code without compiling it (identical results, see
+    tests/test_kernels.py), so a cold kernel cache does not add four compilations to the suite.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER")}
+    env["NPUEMU_DEBUG"] = "1"
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(EXAMPLE)],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "2 passed" in run.stdout

@@ -16,6 +16,7 @@ from npuemu.runtime.platform import Platform, get_platform
 from npuemu.tiling.elementwise import (AddExampleTilingData, ElementwiseTiling, add_example_tiling,
                                        elementwise_tiling, tail_core_split, tail_tile_split)
 from npuemu.tiling.matmul import MatmulConfig, TCubeTiling, check_tcube_tiling, matmul_tiling
+from npuemu.testing.bundled import assert_bundled_tiling, record_tilings
 from npuemu.tiling.rows import row_tiling
 
 B1 = get_platform("Ascend910B1")
@@ -445,10 +446,21 @@ def test_run_op_uses_the_cache():
 
 @pytest.mark.parametrize("kernel", KERNELS, ids=[k.name for k in KERNELS])
 def test_bundled_kernels_on_a_7_core_64k_ub_part(kernel, rng):
-    """The tiling reads the profile: at most 7 blocks, tiles sized for 64 KiB of UB, exact results."""
+    """The tiling reads the profile: at most 7 blocks, tiles sized for 64 KiB of UB, exact results.
+
+    Debug mode: the same generated code as a compiled launch (tests/test_kernels.py checks that), without
+    compiling every kernel once more for this profile.
+    """
     dtype = kernel.dtypes[0]
     for shape in (kernel.test_shapes[2], kernel.test_shapes[-1]):
         inputs = kernel.make_inputs(rng, dtype, shape)
-        out = kernel.run(*inputs, platform=SEVEN)
+        with record_tilings() as tilings:
+            out = kernel.run(*inputs, platform=SEVEN, debug=True)
         ok, err = compare(out, kernel.reference(*inputs), kernel.tol(dtype))
         assert ok, f"{kernel.name} {shape}: {err}"
+        assert tilings and all(t.ctx.platform is SEVEN for t in tilings)
+        for t in tilings:
+            assert_bundled_tiling(t.tiling_fn, t.ctx, t.result)        # core bound and UB capacity included
+        if shape == kernel.test_shapes[2] and tilings[0].tiling_fn in (elementwise_tiling, row_tiling):
+            # 4096 elements (512 blocks of 32 bytes) or 33 rows: enough work for every one of the 7 vector cores
+            assert [t.result.block_dim for t in tilings] == [7] * len(tilings)

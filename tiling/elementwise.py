@@ -20,7 +20,7 @@ blocks, where ``ub_block_num`` is what the UB budget allows for the kernel's
 queues (each double buffered) and scratch::
 
     tile_num = length / A / ub_block_num
-    tile_num == 0:                     tile_length = 0; last_tile_length = length
+    tile_num == 0:                     tile_length = 0; last_tile_length = ceil(length / A) * A
     (length / A) % ub_block_num == 0:  tile_length = ub_block_num * A; last_tile_length = 0
     otherwise:                         tile_length = ub_block_num * A; last_tile_length = length - tile_num * tile_length
 

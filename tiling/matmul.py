@@ -19,8 +19,22 @@ empty).  Two readings of the source are documented choices:
   up to 16, K to C0, ``ceil(baseN / C0)`` read as ``ceil(baseN / C0) * C0``),
   which is never smaller than the literal formula.
 
-:func:`matmul_tiling` is a tiling function that produces legal tilings; the
-matmul kernels come later.
+:func:`matmul_tiling` is the tiling function of the bundled matmul kernels
+(kernels/matmul*.py, kernels/linear.py).  It produces legal tilings and, for
+the kernels, keeps ``baseK`` a whole number of fractal rows of A (C0: 32
+elements for int8), so every base block loads as whole 512-byte fractals.
+
+How a kernel walks a tiling (:func:`core_block` and :func:`base_tiles` are the
+host-side mirror of ``kernels/_cube.py``, used by the tests):
+
+* core ``i < usedCoreNum`` owns the block of C at row block ``i // nBlocks``,
+  column block ``i % nBlocks`` (``nBlocks = ceil(N / singleCoreN)``), clipped
+  to M and N: the last row and column blocks are the tails;
+* inside its block it computes ``baseM x baseN`` tiles (the last ones
+  clipped), N-outer, M-inner for ``iterateOrder`` 0;
+* each tile runs over K in L1 chunks of ``stepKa * baseK`` (the last one
+  clipped) and each chunk in L0 steps of ``baseK`` (the last one clipped),
+  accumulating in L0C.
 """
 from __future__ import annotations
 
@@ -264,7 +278,9 @@ def matmul_tiling(ctx: TilingContext) -> TilingResult:
     """A legal TCubeTiling for ``ctx``: inputs A, B (and optional bias), output C.
 
     Attributes: ``trans_a``, ``trans_b``, ``base`` (a fixed (baseM, baseN, baseK)
-    as ``SetFixSplit``), ``split_k`` is not produced (K stays whole).
+    as ``SetFixSplit``), ``workspace_c_bytes`` (bytes per element of C a mix
+    kernel stages in the GM workspace: ``M * N`` of them are requested);
+    ``split_k`` is not produced (K stays whole).
     """
     cfg = config_of(ctx)
     m, n, k = matmul_shape(ctx, cfg)
@@ -272,7 +288,7 @@ def matmul_tiling(ctx: TilingContext) -> TilingResult:
     cores = ctx.platform_ascendc().get_core_num_aic()
     if cores < 1:
         raise TilingError(f"{p.name} has no cube cores")
-    k_unit = c0(cfg.a_dtype) if (not cfg.trans_a and cfg.trans_b) else FRACTAL
+    k_unit = _k_unit(cfg)
     base_m, base_n, base_k = ctx.attr("base") or DEFAULT_BASE
 
     # split C over the cores in 16-aligned blocks, then fit the base blocks into them
@@ -305,7 +321,32 @@ def matmul_tiling(ctx: TilingContext) -> TilingResult:
     bad = check_tcube_tiling(t, _with_cores(p, cores), cfg)
     if bad:
         raise TilingError(f"no legal matmul tiling for M={m} N={n} K={k} on {p.name}: {'; '.join(bad)}")
-    return TilingResult(block_dim=used, tiling_data=t, extra={"config": cfg})
+    # a mix kernel hands C to the vector cores through GM: M x N elements of workspace
+    c_bytes = int(ctx.attr("workspace_c_bytes", 0))
+    return TilingResult(block_dim=used, tiling_data=t, workspace_sizes=(m * n * c_bytes,), extra={"config": cfg})
+
+
+def _k_unit(cfg: MatmulConfig) -> int:
+    """baseK granularity: the §3.6 rule, and at least one fractal row of A (C0) so L0 loads move whole fractals."""
+    rule = c0(cfg.a_dtype) if (not cfg.trans_a and cfg.trans_b) else FRACTAL
+    return max(rule, c0(cfg.a_dtype))
+
+
+def core_block(t: TCubeTiling, idx: int) -> tuple[int, int, int, int]:
+    """(row, column, rows, columns) of the block of C that cube core ``idx`` computes."""
+    n_blocks = -(-t.N // t.singleCoreN)
+    m0 = idx // n_blocks * t.singleCoreM
+    n0 = idx % n_blocks * t.singleCoreN
+    return m0, n0, min(t.singleCoreM, t.M - m0), min(t.singleCoreN, t.N - n0)
+
+
+def base_tiles(t: TCubeTiling, rows: int, cols: int) -> list[tuple[int, int, int, int]]:
+    """The ``baseM x baseN`` tiles of a ``rows x cols`` block in kernel order: (row, column, rows, columns)."""
+    out = []
+    for j in range(0, cols, t.baseN):
+        for i in range(0, rows, t.baseM):
+            out.append((i, j, min(t.baseM, rows - i), min(t.baseN, cols - j)))
+    return out
 
 
 def _shrink_to_fit(t: TCubeTiling, p: Platform, cfg: MatmulConfig, k_unit: int) -> None:
@@ -334,4 +375,5 @@ def _with_cores(p: Platform, cores: int) -> Platform:
     return p if cores >= p.aic_count else dataclasses.replace(p, aic_count=cores)
 
 
-__all__ = ["TCubeTiling", "MatmulConfig", "check_tcube_tiling", "matmul_tiling", "l1_usage", "c0"]
+__all__ = ["TCubeTiling", "MatmulConfig", "check_tcube_tiling", "matmul_tiling", "l1_usage", "c0", "core_block",
+           "base_tiles"]

@@ -70,11 +70,11 @@ block).  An access first checks its own core's ranges, then:
   only its own ranges.
 
 Kernels touch memory in long runs (tiles, rows), so both shadows are kept
-run-length encoded: a sorted list of disjoint ranges (in blocks for local
-memory, in bytes for GM) whose stamps agree, merged whenever neighbours
-agree.  An access costs a binary search plus the ranges it overlaps, not one
-step per block.  Stamps pack ``clock << 24 | loc << 3 | pipe`` into one
-int64.
+run-length encoded (:mod:`npuemu.isa.shadow_ranges`): a sorted list of
+disjoint ranges (in blocks for local memory, in bytes for GM) whose stamps
+agree, merged whenever neighbours agree.  An access costs a binary search
+plus the ranges it overlaps, not one step per block.  Stamps pack
+``clock << 24 | loc << 3 | pipe`` into one int64.
 
 Arrays
 ------
@@ -82,10 +82,15 @@ Arrays
 ``gsh`` is the tuple of GM shadows, one per GM region (:func:`new_gm_shadows`);
 the last, for npuemu's system region, also holds the cross-core sync
 objects.  Below ``full`` both are one-word dummies and nothing here runs.
+The arrays are recycled from one launch to the next (see "recycling the
+arrays" below): allocating them afresh cost more than the checks.
 """
 from __future__ import annotations
 
 import mmap
+import threading
+import weakref
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -93,8 +98,10 @@ from numba import njit
 
 from .. import errors
 from ..language.enums import Hardware, HardEvent, PipeID
+from . import shadow_ranges as R
 from . import state as ST
 from .fault import Fault, register
+from .shadow_ranges import CLOCK_SHIFT, F_END, F_R, F_START, F_W, L_COUNT, L_OVER, LH
 
 # pipes, in the order of the clock vectors (PipeID values differ: see PIPE_OF)
 S, V, M, MTE1, MTE2, MTE3, FIX = range(7)
@@ -125,7 +132,6 @@ READ_SPAN = 2          # a bounding range of lanes that may skip blocks: races o
 
 # --------------------------------------------------------------------------- stamps
 
-CLOCK_SHIFT = 24
 LOC_MASK = (1 << 21) - 1
 BIG = np.int64(1) << np.int64(62)
 
@@ -150,14 +156,6 @@ def _loc(stamp):
     return (stamp >> 3) & LOC_MASK
 
 
-# --------------------------------------------------------------------------- range lists
-# A list is [count, capacity, width, overflowed] followed by ``capacity`` records of ``width`` words:
-# [start, end, write stamp, read stamp(s)...].  Ranges are sorted, disjoint and non-empty; a stamp
-# of 0 means none.
-
-L_COUNT, L_CAP, L_WIDTH, L_OVER = range(4)
-LH = 4
-F_START, F_END, F_W, F_R = range(4)
 
 # --------------------------------------------------------------------------- layout of ``sh``
 
@@ -186,6 +184,7 @@ GH_ONLINE = 1          # 1: check other cores' ranges at each access (cores run 
 GH_NBYTES = 2
 GH_OBJ = 3             # offset of the sync objects (system region only, else 0)
 GH_PART = 4            # words per core list
+GH_DIRTY = 5           # 1 once a cross-core primitive has written the sync objects
 GH = 8
 GM_WIDTH = 4
 
@@ -220,20 +219,95 @@ def _zeros(nwords: int) -> np.ndarray:
     return np.frombuffer(mmap.mmap(-1, nwords * 8), np.int64)
 
 
-def _init_list(a: np.ndarray, base: int, cap: int, width: int) -> None:
-    a[base + L_CAP], a[base + L_WIDTH] = cap, width
+# --------------------------------------------------------------------------- recycling the arrays
+# Allocating and zeroing every core's shadow (hundreds of KiB each) and faulting in fresh pages
+# would cost a launch more than checking all its accesses.  So the arrays are recycled: a launch gets
+# views of pooled arrays, and when a view is dropped (the launch is over) its array returns to the
+# pool.  Handing an array out again resets only what a fresh one would differ in: the headers, the
+# first word of every snapshot slot (0: empty) and, if a cross-core primitive used them, the sync
+# objects.  The records past a list's count are never read (see shadow_ranges).  The pool keeps at
+# most _POOL_MAX_BYTES of arrays, dropping those of the least recently used shapes first.
+
+_POOL: OrderedDict[tuple[int, ...], list[np.ndarray]] = OrderedDict()     # least recently returned first
+_POOL_LOCK = threading.Lock()
+_POOL_MAX_BYTES = 256 << 20    # virtual size kept; the pages a launch never touched cost no memory
+_pooled_bytes = 0
+
+
+def _take(key: tuple[int, ...], nwords: int) -> np.ndarray:
+    """A pooled array for ``key`` (its contents are stale: the caller resets them) or a fresh one."""
+    global _pooled_bytes
+    with _POOL_LOCK:
+        free = _POOL.get(key)
+        if free:
+            base = free.pop()
+            _pooled_bytes -= base.nbytes
+            return base
+    return _zeros(nwords)
+
+
+def _give_back(key: tuple[int, ...], base: np.ndarray) -> None:
+    """Pool ``base``, dropping the arrays of the shapes least recently used if the pool is full."""
+    global _pooled_bytes
+    if base.nbytes > _POOL_MAX_BYTES:
+        return
+    with _POOL_LOCK:
+        while _pooled_bytes + base.nbytes > _POOL_MAX_BYTES:
+            oldest = next(iter(_POOL))
+            arrays = _POOL[oldest]
+            if arrays:
+                _pooled_bytes -= arrays.pop().nbytes
+            if not arrays:
+                del _POOL[oldest]
+        _POOL.setdefault(key, []).append(base)
+        _POOL.move_to_end(key)
+        _pooled_bytes += base.nbytes
+
+
+_LOANS: dict[int, tuple[Any, tuple[int, ...], np.ndarray]] = {}
+
+
+def _returned(ref: Any) -> None:
+    loan = _LOANS.pop(id(ref), None)
+    if loan is not None:
+        _give_back(loan[1], loan[2])
+
+
+def _lend(key: tuple[int, ...], base: np.ndarray) -> np.ndarray:
+    """A view of ``base`` that returns ``base`` to the pool when it is garbage."""
+    view = base[:]
+    ref = weakref.ref(view, _returned)       # (weakref.finalize costs five times as much)
+    _LOANS[id(ref)] = (ref, key, base)
+    return view
+
+
+_TEMPLATES: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _core_template(ncores: int, lm_bytes: int) -> tuple[np.ndarray, np.ndarray]:
+    """What a fresh ``sh`` holds in its header and clocks, and in its cross-core clocks and list header."""
+    t = _TEMPLATES.get((ncores, lm_bytes))
+    if t is None:
+        head = np.zeros(LVC + N_PIPES * N_PIPES, np.int64)
+        head[H_NCORES], head[H_LMBYTES] = ncores, lm_bytes
+        head[H_RVC], head[H_LOCAL] = FIXED, FIXED + ncores * N_PIPES
+        head[LVC + np.arange(N_PIPES) * (N_PIPES + 1)] = 1       # clocks start at 1: a stamp is never 0
+        tail = np.zeros(ncores * N_PIPES + LH, np.int64)         # cross-core clocks, local list header
+        R.init_list(tail, ncores * N_PIPES, _local_cap(lm_bytes), LOCAL_WIDTH)
+        t = _TEMPLATES[(ncores, lm_bytes)] = (head, tail)
+    return t
 
 
 def new_core_shadow(slot: int, ncores: int, lm_bytes: int) -> np.ndarray:
     """The ``sh`` array of the core at launch slot ``slot``."""
-    sh = _zeros(core_words(ncores, lm_bytes))
-    sh[H_SLOT], sh[H_NCORES], sh[H_LMBYTES] = slot, ncores, lm_bytes
-    sh[H_RVC] = FIXED
-    sh[H_LOCAL] = FIXED + ncores * N_PIPES
-    _init_list(sh, sh[H_LOCAL], _local_cap(lm_bytes), LOCAL_WIDTH)
-    for p in range(N_PIPES):
-        sh[LVC + p * N_PIPES + p] = 1          # clocks start at 1: a stamp is never 0
-    return sh
+    key = (0, ncores, lm_bytes)
+    sh = _take(key, core_words(ncores, lm_bytes))
+    head, tail = _core_template(ncores, lm_bytes)
+    sh[:head.size] = head
+    sh[H_SLOT] = slot
+    sh[FSNAP:FIXED:SNAP] = 0                   # every snapshot slot empty
+    sh[FIXED:FIXED + tail.size] = tail
+    return _lend(key, sh)
 
 
 def new_gm_shadows(sizes: list[int], ncores: int, online: bool) -> tuple[np.ndarray, ...]:
@@ -246,13 +320,21 @@ def new_gm_shadows(sizes: list[int], ncores: int, online: bool) -> tuple[np.ndar
     out = []
     for i, nbytes in enumerate(sizes):
         system = i == len(sizes) - 1
-        g = _zeros(gm_words(nbytes, system, ncores))
-        part = LH + _cap(nbytes) * GM_WIDTH
+        key = (1, nbytes, int(system), ncores)
+        g = _take(key, gm_words(nbytes, system, ncores))
+        cap = _cap(nbytes)
+        part = LH + cap * GM_WIDTH
+        if system and g[GH_DIRTY]:
+            g[GH + ncores * part:] = 0
+        g[:GH] = 0
         g[GH_NCORES], g[GH_ONLINE], g[GH_NBYTES], g[GH_PART] = ncores, int(online), nbytes, part
         g[GH_OBJ] = GH + ncores * part if system else 0
-        for c in range(ncores):
-            _init_list(g, GH + c * part, _cap(nbytes), GM_WIDTH)
-        out.append(g)
+        lists = GH + np.arange(ncores, dtype=np.int64) * part
+        g[lists + R.L_COUNT] = 0
+        g[lists + R.L_CAP] = cap
+        g[lists + R.L_WIDTH] = GM_WIDTH
+        g[lists + R.L_OVER] = 0
+        out.append(_lend(key, g))
     return tuple(out)
 
 
@@ -267,6 +349,11 @@ F_SYNC_OBJECT = 764
 _EVENT_OF = {(PIPE_NAMES.index(e.name.split("_")[0]), PIPE_NAMES.index(e.name.split("_")[1])): e.name
              for e in HardEvent}
 _KIND = ("read", "write")
+
+
+def hazard(write: int, other_write: int) -> str:
+    """RAW, WAR or WAW: the later access's kind after the earlier one's."""
+    return ("RR", "RAW", "WAR", "WAW")[2 * bool(write) + bool(other_write)]
 
 
 def pack_detail(pipe: int, write: int, other: int, other_write: int, where: int, other_loc: int,
@@ -311,8 +398,8 @@ def _core_name(env: Any, slot: int) -> str:
 
 def _render_local_race(a: int, b: int, c: int, env: Any) -> str:
     pipe, write, other, owrite, hw, _, oloc = unpack_detail(c)
-    return (f"{PIPE_NAMES[pipe]} {_KIND[write]} of {_memory_name(hw)} bytes [{a}, {b}) races with the "
-            f"{PIPE_NAMES[other]} {_KIND[owrite]} at {env.source(oloc)}: nothing orders them "
+    return (f"{hazard(write, owrite)}: {PIPE_NAMES[pipe]} {_KIND[write]} of {_memory_name(hw)} bytes [{a}, {b}) "
+            f"races with the {PIPE_NAMES[other]} {_KIND[owrite]} at {env.source(oloc)}: nothing orders them "
             f"({_fix_hint(other, pipe)})")
 
 
@@ -324,16 +411,17 @@ def _render_uninit(a: int, b: int, c: int, env: Any) -> str:
 
 def _render_gm_race(a: int, b: int, c: int, env: Any) -> str:
     pipe, write, other, owrite, rid, _, oloc = unpack_detail(c)
-    return (f"{PIPE_NAMES[pipe]} {_KIND[write]} of GM bytes [{a}, {b}) of {env.region(rid)} races with the "
-            f"{PIPE_NAMES[other]} {_KIND[owrite]} at {env.source(oloc)}: nothing orders them "
-            f"({_fix_hint(other, pipe)})")
+    return (f"{hazard(write, owrite)}: {PIPE_NAMES[pipe]} {_KIND[write]} of GM bytes [{a}, {b}) of "
+            f"{env.region(rid)} races with the {PIPE_NAMES[other]} {_KIND[owrite]} at {env.source(oloc)}: "
+            f"nothing orders them ({_fix_hint(other, pipe)})")
 
 
 def _render_gm_cores(a: int, b: int, c: int, env: Any) -> str:
     pipe, write, other, owrite, rid, core, oloc = unpack_detail(c)
-    return (f"{PIPE_NAMES[pipe]} {_KIND[write]} of GM bytes [{a}, {b}) of {env.region(rid)} races with the "
-            f"{PIPE_NAMES[other]} {_KIND[owrite]} by {_core_name(env, core)} at {env.source(oloc)}: no "
-            f"cross-core synchronisation (sync_all, cross_core_set_flag/wait_flag, ...) orders them")
+    return (f"{hazard(write, owrite)}: {PIPE_NAMES[pipe]} {_KIND[write]} of GM bytes [{a}, {b}) of "
+            f"{env.region(rid)} races with the {PIPE_NAMES[other]} {_KIND[owrite]} by {_core_name(env, core)} at "
+            f"{env.source(oloc)}: no cross-core synchronisation (sync_all, cross_core_set_flag/wait_flag, ...) "
+            f"orders them")
 
 
 register({
@@ -499,6 +587,7 @@ def _release(st, sh, g, pipe, obj, loc):
         raise Fault(F_SYNC_OBJECT, loc, obj, MAX_SYNC_OBJECTS, 0)
     if pipe < 0 or pipe >= N_PIPES or g[GH_OBJ] == 0:
         return
+    g[GH_DIRTY] = 1
     base = g[GH_OBJ] + obj * width
     rvc = sh[H_RVC]
     for i in range(width):
@@ -545,213 +634,6 @@ def acquire(st, sh, gsh, pipe, obj, loc):
     """Pipe ``pipe`` of this core acquires ``obj``: it is now ordered after every release of it."""
     _acquire(st, sh, gsh[len(gsh) - 1], pipe, obj, loc)
 
-
-# --------------------------------------------------------------------------- range lists
-
-
-@njit(cache=True, inline="always")
-def _first_after(a, lst, off):
-    """Index of the first range of list ``lst`` ending after ``off`` (ends are sorted too)."""
-    width = a[lst + L_WIDTH]
-    lo, hi = 0, a[lst + L_COUNT]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[lst + LH + mid * width + F_END] > off:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
-@njit(cache=True, inline="always")
-def _rec(a, lst, i):
-    return lst + LH + i * a[lst + L_WIDTH]
-
-
-@njit(cache=True, inline="always")
-def _equal(a, x, y, width):
-    """Records at ``x`` and ``y`` carry the same stamps."""
-    for f in range(F_W, width):
-        if a[x + f] != a[y + f]:
-            return False
-    return True
-
-
-@njit(cache=True, inline="always")
-def _merge_around(a, lst, i):
-    """Merge range ``i`` with its neighbours where they touch and agree (lossless)."""
-    width = a[lst + L_WIDTH]
-    count = a[lst + L_COUNT]
-    lo, hi = i, i + 1
-    if lo > 0:
-        p, x = _rec(a, lst, lo - 1), _rec(a, lst, lo)
-        if a[p + F_END] == a[x + F_START] and _equal(a, p, x, width):
-            lo -= 1
-    if hi < count:
-        x, n = _rec(a, lst, hi - 1), _rec(a, lst, hi)
-        if a[x + F_END] == a[n + F_START] and _equal(a, x, n, width):
-            hi += 1
-    if hi - lo == 1:
-        return
-    first, last = _rec(a, lst, lo), _rec(a, lst, hi - 1)
-    a[first + F_END] = a[last + F_END]
-    _remove(a, lst, lo + 1, hi)
-
-
-@njit(cache=True, inline="always")
-def _remove(a, lst, i0, i1):
-    """Delete ranges [i0, i1)."""
-    width = a[lst + L_WIDTH]
-    count = a[lst + L_COUNT]
-    if i1 <= i0:
-        return
-    src, dst = _rec(a, lst, i1), _rec(a, lst, i0)
-    n = (count - i1) * width
-    if n > 0:
-        a[dst:dst + n] = a[src:src + n].copy()
-    a[lst + L_COUNT] = count - (i1 - i0)
-
-
-@njit(cache=True, inline="always")
-def _insert(a, lst, i, k):
-    """Open ``k`` empty records at index ``i``; False if the list is full."""
-    width = a[lst + L_WIDTH]
-    count = a[lst + L_COUNT]
-    if count + k > a[lst + L_CAP]:
-        return False
-    src, dst = _rec(a, lst, i), _rec(a, lst, i + k)
-    n = (count - i) * width
-    if n > 0:
-        a[dst:dst + n] = a[src:src + n].copy()
-    a[lst + L_COUNT] = count + k
-    return True
-
-
-@njit(cache=True, inline="always")
-def _piece(dst, d, start, end, src, s, width):
-    """Record ``[start, end)`` at ``dst[d:]`` with the stamps of the record at ``src[s:]`` (``s < 0``: none)."""
-    dst[d + F_START], dst[d + F_END] = start, end
-    for f in range(F_W, width):
-        dst[d + f] = src[s + f] if s >= 0 else 0
-
-
-@njit(cache=True, inline="always")
-def _access(dst, d, slot, stamp, width):
-    """Apply an access to the record at ``dst[d:]``: ``slot < 0`` a write, else a read into reader ``slot``."""
-    if slot < 0:
-        dst[d + F_W] = stamp
-        for f in range(F_R, width):
-            dst[d + f] = 0
-    else:
-        dst[d + F_R + slot] = stamp
-
-
-@njit(cache=True, inline="always")
-def _apply(a, lst, off, end, slot, stamp):
-    """Record an access to [off, end): ``slot < 0`` a write of ``stamp``, else a read into reader ``slot``.
-
-    Splits the ranges the access cuts, fills the gaps it covers (a read of a
-    gap leaves it unwritten) and merges what now agrees.  False if the list
-    has no room.
-    """
-    count = a[lst + L_COUNT]
-    i0 = _first_after(a, lst, off)
-    i1 = i0
-    while i1 < count and a[_rec(a, lst, i1) + F_START] < end:
-        i1 += 1
-    return _apply_at(a, lst, i0, i1, off, end, slot, stamp)
-
-
-@njit(cache=True, inline="always")
-def _apply_at(a, lst, i0, i1, off, end, slot, stamp):
-    """:func:`_apply` with the overlapped ranges [i0, i1) already known."""
-    width = a[lst + L_WIDTH]
-    if i1 == i0:                                        # nothing recorded there yet
-        if not _insert(a, lst, i0, 1):
-            return False
-        r = _rec(a, lst, i0)
-        _piece(a, r, off, end, a, -1, width)
-        _access(a, r, slot, stamp, width)
-        _merge_around(a, lst, i0)
-        return True
-    first = _rec(a, lst, i0)
-    if i1 - i0 == 1 and a[first + F_START] == off and a[first + F_END] == end:
-        _access(a, first, slot, stamp, width)           # the same range again
-        _merge_around(a, lst, i0)
-        return True
-    # the general case: rebuild ranges i0..i1 in a scratch array, then splice them in
-    pieces = np.empty(((i1 - i0) * 2 + 3) * width, np.int64)
-    n = 0
-    cur = off
-    for i in range(i0, i1):
-        r = _rec(a, lst, i)
-        s, e = a[r + F_START], a[r + F_END]
-        if s < off:                                     # the part before the access keeps its stamps
-            _piece(pieces, n * width, s, off, a, r, width)
-            n += 1
-        lo, hi = max(s, off), min(e, end)
-        if lo > cur:                                    # a gap inside the access
-            _piece(pieces, n * width, cur, lo, a, -1, width)
-            _access(pieces, n * width, slot, stamp, width)
-            n += 1
-        _piece(pieces, n * width, lo, hi, a, r, width)
-        _access(pieces, n * width, slot, stamp, width)
-        n += 1
-        cur = hi
-        if e > end:                                     # the part after the access keeps its stamps
-            _piece(pieces, n * width, end, e, a, r, width)
-            n += 1
-    if cur < end:
-        _piece(pieces, n * width, cur, end, a, -1, width)
-        _access(pieces, n * width, slot, stamp, width)
-        n += 1
-    m = 0                                               # merge pieces that now agree
-    for k in range(n):
-        if m > 0 and pieces[(m - 1) * width + F_END] == pieces[k * width + F_START] and \
-                _equal(pieces, (m - 1) * width, k * width, width):
-            pieces[(m - 1) * width + F_END] = pieces[k * width + F_END]
-        else:
-            if m != k:
-                pieces[m * width:(m + 1) * width] = pieces[k * width:(k + 1) * width]
-            m += 1
-    if m > i1 - i0:
-        if not _insert(a, lst, i1, m - (i1 - i0)):
-            return False
-    else:
-        _remove(a, lst, i0 + m, i1)
-    a[first:first + m * width] = pieces[:m * width]
-    _merge_around(a, lst, i0 + m - 1)
-    _merge_around(a, lst, i0)
-    return True
-
-
-@njit(cache=True)
-def _compact(a, lst):
-    """Make room in a full list: merge touching ranges of the same kind, keeping the older stamps.
-
-    Older stamps can only hide a race, never invent one.
-    """
-    width = a[lst + L_WIDTH]
-    count = a[lst + L_COUNT]
-    m = 0
-    for i in range(count):
-        r = _rec(a, lst, i)
-        if m > 0:
-            p = _rec(a, lst, m - 1)
-            same = a[p + F_END] == a[r + F_START]
-            for f in range(F_W, width):
-                same = same and (a[p + f] == 0) == (a[r + f] == 0)
-            if same:
-                a[p + F_END] = a[r + F_END]
-                for f in range(F_W, width):
-                    if a[r + f] != 0 and _clock(a[r + f]) < _clock(a[p + f]):
-                        a[p + f] = a[r + f]
-                continue
-        if m != i:
-            q = _rec(a, lst, m)
-            a[q:q + width] = a[r:r + width].copy()
-        m += 1
-    a[lst + L_COUNT] = m
 
 
 # --------------------------------------------------------------------------- local memory
@@ -823,7 +705,7 @@ def local(st, sh, pipe, addr, nbytes, kind, loc):
     lst = sh[H_LOCAL]
     r = _row(pipe)
     count = sh[lst + L_COUNT]
-    i0 = _first_after(sh, lst, b0)
+    i0 = R.first_after(sh, lst, b0)
     i = i0
     cur = b0
     while i < count:
@@ -849,7 +731,7 @@ def local(st, sh, pipe, addr, nbytes, kind, loc):
     if kind != WRITE and pipe == S:
         return                       # a scalar read is over before anything else is issued
     stamp = _stamp(_epoch(sh, pipe), loc, pipe)
-    _apply_at(sh, lst, i0, i, b0, b1, -1 if write else RSLOT[pipe], stamp)
+    R.apply_at(sh, lst, i0, i, b0, b1, -1 if write else RSLOT[pipe], stamp)
 
 
 # --------------------------------------------------------------------------- GM
@@ -868,9 +750,9 @@ def _check_gm(g, lst, off, end, write, known, base):
     Returns (record, offending stamp, its kind) or (-1, 0, 0).
     """
     count = g[lst + L_COUNT]
-    i = _first_after(g, lst, off)
+    i = R.first_after(g, lst, off)
     while i < count:
-        r = _rec(g, lst, i)
+        r = R.rec(g, lst, i)
         if g[r + F_START] >= end:
             break
         w = g[r + F_W]
@@ -907,9 +789,9 @@ def gm(st, sh, g, rid, pipe, off, nbytes, write, loc):
                                 _detail(pipe, write, _pipe(other), okind, rid, _loc(other), c))
     stamp = _stamp(_epoch(sh, pipe), loc, pipe)
     slot = -1 if write else 0
-    if not _apply(g, lst, off, end, slot, stamp):
-        _compact(g, lst)
-        if not _apply(g, lst, off, end, slot, stamp):
+    if not R.apply(g, lst, off, end, slot, stamp):
+        R.compact(g, lst)
+        if not R.apply(g, lst, off, end, slot, stamp):
             g[lst + L_OVER] = 1      # overflowed: this access goes unrecorded (can only hide races)
 
 
@@ -935,7 +817,7 @@ def cross_core_conflict(g):
     for c in range(ncores):
         lst = _part(g, c)
         for i in range(g[lst + L_COUNT]):
-            r = _rec(g, lst, i)
+            r = R.rec(g, lst, i)
             starts[n], owner[n], where[n] = g[r + F_START], c, r
             n += 1
     order = np.argsort(starts, kind="mergesort")
@@ -981,8 +863,9 @@ def check_launch(gsh: tuple[np.ndarray, ...], region_names: list[str], locs: lis
             return f"{locs[i].short()} `{locs[i].line_text.strip()}`" if i < len(locs) else "an unknown line"
 
         loc_b = (sb >> 3) & LOC_MASK
-        detail = (f"{PIPE_NAMES[sb & 7]} {_KIND[wb]} of GM bytes [{lo}, {hi}) of {region_names[rid]} races with "
-                  f"the {PIPE_NAMES[sa & 7]} {_KIND[wa]} by {core_labels[ca]} at {site(sa)}: the cores do not "
-                  f"synchronise (sync_all, cross_core_set_flag/wait_flag, ...), so nothing orders them")
+        kind = "WAW" if wa and wb else "RAW/WAR"         # the cores run in parallel: either order
+        detail = (f"{kind}: {PIPE_NAMES[sb & 7]} {_KIND[wb]} of GM bytes [{lo}, {hi}) of {region_names[rid]} "
+                  f"races with the {PIPE_NAMES[sa & 7]} {_KIND[wa]} by {core_labels[ca]} at {site(sa)}: the cores "
+                  f"do not synchronise (sync_all, cross_core_set_flag/wait_flag, ...), so nothing orders them")
         raise errors.RaceError(detail, kernel=kernel, core=core_labels[cb],
                                loc=locs[loc_b] if loc_b < len(locs) else None)

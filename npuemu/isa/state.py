@@ -25,6 +25,12 @@ MASK_HI = 10
 PAD_VALUE = 11
 PAD_VALUE_SET = 12
 
+# cube registers: set_hf32_mode / set_hf32_trans_mode (isa/mmad.py), the fixpipe's scalar
+# quantisation register set_fix_pipe_pre_quant_flag (isa/fixpipe.py)
+HF32_MODE = 13
+HF32_TRANS = 14
+FIX_PRE_QUANT = 15
+
 # physical memories of this core: base offset in lm and size, indexed by Hardware
 # (a size of 0 means the core type has no such memory)
 N_HARDWARE = 8

@@ -11,11 +11,10 @@ as ``rtol``/``atol``.
 
 A failure raises :class:`KernelMismatchError` with a report like::
 
-    add_kernel[8] output 0 (float16, shape (3, 1000)) does not match the reference (bit-exact):
-    17 of 3000 elements differ
-      first at index (2, 993): got 1.5 (0x3e00), expected 1.499 (0x3dff), 1 ulp apart
-      worst at index (0, 4): got 3 (0x4200), expected 2 (0x4000), 512 ulp apart (abs error 1)
-      also at (2, 994), (2, 995), (2, 996), ...
+    scale_kernel[1] output 0 (float16, shape (3, 1000)) does not match the reference (bit-exact): 11 of 3000 ...
+      first at index (1, 500): got 6.004 (0x4601), expected 6.0 (0x4600), 1 ulp apart (abs error 0.00390625)
+      worst at index (2, 999): got 99.0 (0x5630), expected 11.0 (0x4980), 3248 ulp apart (abs error 88)
+      also at (1, 501), (1, 502), (1, 503), (2, 993), (2, 994), (2, 995), (2, 996), (2, 997), ...
 """
 from __future__ import annotations
 

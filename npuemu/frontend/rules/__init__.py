@@ -3,3 +3,4 @@ from . import (core, cross_core, data_copy, debug, mask, sync, vec_binary, vec_c
                vec_cmpsel, vec_fill, vec_gather, vec_reduce, vec_scalar, vec_unary)
 from . import cache  # noqa: F401
 from . import struct_array, tiling  # noqa: F401
+from . import cube  # noqa: F401

@@ -12,7 +12,8 @@ from ...isa import hb
 from ...language import data_copy as lang
 from ...language import dtype as dt
 from ...language.enums import POSITION_MEMORY, VECTOR_POSITIONS, Hardware, TPosition
-from ...language.params import DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams
+from ...language.params import (DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams,
+                                Nd2NzParams)
 from ..registry import Call, rule
 from ..types import GlobalTensorT, LocalTensorT, ScalarT, Value
 from . import access
@@ -35,7 +36,15 @@ def _data_copy(lw, call: Call) -> None:
     if third is None:
         lw.fail("data_copy(dst, src, count | params) needs a count or a DataCopyParams", call.node)
     if is_params(third, DataCopyParams):
+        if isinstance(dst.type, LocalTensorT) and dst.type.pos == TPosition.C2:
+            from .cube import l1_to_bias_table     # L1 -> BiasTable: a cube-side movement
+            l1_to_bias_table(lw, call, dst, src, third)
+            return
         _strided(lw, call, dst, src, third)
+        return
+    if is_params(third, Nd2NzParams) or (third.is_const and isinstance(third.const, Nd2NzParams)):
+        from .cube import nd2nz     # GM -> L1 with ND -> NZ conversion: a cube-side movement
+        nd2nz(lw, call, dst, src, third)
         return
     if not is_int_like(third):
         lw.fail(f"data_copy with {lw.describe(third)} is not supported yet", call.node)

@@ -1,0 +1,314 @@
+"""Data movement into the cube's memories: GM -> L1 with ND -> NZ, L1 -> L0A/L0B, InitConstValue.
+
+Fractals and formats (Ascend C ``LoadData``/``Mmad``/ND2NZ documentation):
+
+* a fractal is 512 bytes: 16 rows of one 32-byte C0 block, i.e. 16 x 32
+  (8-bit), 16 x 16 (16-bit) or 16 x 8 (32-bit) elements on the A side and the
+  transposed shape on the B side;
+* NZ (L1, L0C): fractals column-major, row-major inside; ZZ (L0A): fractals
+  row-major, row-major inside; ZN (L0B): fractals row-major, column-major
+  inside.
+
+``data_copy(l1, gm, Nd2NzParams(nd_num, n_value, d_value, src_nd_matrix_stride,
+src_d_value, dst_nz_c0_stride, dst_nz_n_stride, dst_nz_matrix_stride))``
+moves, for each of ``nd_num`` matrices and each of its ``n_value`` rows, the
+row's ``d_value`` elements as 32-byte blocks: block ``k`` of row ``j`` lands at
+``j * dst_nz_n_stride + k * dst_nz_c0_stride`` C0 blocks from the matrix
+start, and a row whose bytes are not a multiple of 32 is padded with zeros to
+the block end.  Source offsets (``src_nd_matrix_stride`` between matrices,
+``src_d_value`` between rows) and ``dst_nz_matrix_stride`` are in elements.
+
+``load_data(dst, src, LoadData2DParams(start_index, repeat_times, src_stride,
+sid, dst_gap, if_transpose, addr_mode))`` copies ``repeat_times`` fractals:
+repeat ``r`` reads fractal ``start_index + r * src_stride`` of the source and
+writes fractal ``r * (1 + dst_gap)`` of the destination; ``if_transpose``
+transposes each 16 x 16 fractal (16-bit types, L1 -> L0 only, as documented).
+``sid`` and ``addr_mode`` are reserved and ignored.
+
+Assumptions (not stated by the documentation; see docs/cube.md):
+
+* ``LoadData2DParamsV2`` (documented for the 950 series) is taken as a copy
+  of an ``m_step`` x ``k_step`` block of a column-major fractal grid whose
+  columns are ``src_stride`` (source) and ``dst_stride`` (destination)
+  fractals tall, starting at fractal (``m_start_position``,
+  ``k_start_position``) of the source;
+* ``load_data_with_transpose`` for 32-bit types joins two adjacent 16 x 8
+  fractals side by side into a 16 x 16 square, and for 8-bit types two stacked
+  16 x 32 fractals into a 32 x 32 square; the transposed square is split
+  into its left/right (32-bit) or top/bottom (8-bit) halves.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .. import errors
+from ..language.enums import Hardware
+from . import cube_common as cc
+from .common import memmove
+from .datamove import check_gm, check_gm_size
+from .fault import Fault, register
+
+F_TRANSPOSE_TYPE = 900
+
+register({
+    F_TRANSPOSE_TYPE: (errors.ParamRangeError,
+                       lambda a, b, c, env: f"load_data with if_transpose=True needs a 16-bit element type "
+                                            f"(the hardware transposes 16 x 16 fractals only); this one has "
+                                            f"{a}-byte elements (use load_data_with_transpose)"),
+})
+
+FRACTAL = cc.FRACTAL
+C0 = cc.C0_BYTES
+U16 = 0xFFFF
+
+
+# ---------------------------------------------------------------------------- GM -> L1, ND -> NZ
+
+
+@njit(cache=True)
+def nd2nz(st, lm, g, dst, dst_len, rid, off, size, nd_num, n, d, src_mstride, src_d, c0_stride, n_stride,
+          dst_mstride, esize, loc):
+    """``data_copy(l1, gm, Nd2NzParams(...))`` (MTE2)."""
+    cc.check_aic(st, loc)
+    cc.check_param(nd_num, 0, 4095, 0, loc)
+    cc.check_param(n, 0, 16384, 1, loc)
+    cc.check_param(d, 0, U16, 2, loc)
+    cc.check_param(src_mstride, 0, U16, 3, loc)
+    cc.check_param(src_d, 1, U16, 4, loc)
+    cc.check_param(c0_stride, 1, 16384, 5, loc)
+    cc.check_param(n_stride, 1, 16384, 6, loc)
+    cc.check_param(dst_mstride, 0, U16, 7, loc)
+    cc.check_align(st, dst, Hardware.L1, C0, cc.DST, loc)
+    if nd_num == 0 or n == 0 or d == 0:
+        return
+    row_bytes = d * esize
+    nblk = (row_bytes + C0 - 1) // C0
+    dst_end = ((nd_num - 1) * dst_mstride * esize + (n - 1) * n_stride * C0 + (nblk - 1) * c0_stride * C0 + C0)
+    cc.check_extent(dst_end, dst_len * esize, cc.DST, loc)
+    src_end = (nd_num - 1) * src_mstride * esize + (n - 1) * src_d * esize + row_bytes
+    check_gm_size(size, (src_end + esize - 1) // esize, loc)
+    check_gm(g, rid, off, src_end, loc)
+    for i in range(nd_num):
+        s_mat = off + i * src_mstride * esize
+        d_mat = dst + i * dst_mstride * esize
+        for j in range(n):
+            s_row = s_mat + j * src_d * esize
+            d_row = d_mat + j * n_stride * C0
+            for k in range(nblk):
+                nb = min(C0, row_bytes - k * C0)
+                at = d_row + k * c0_stride * C0
+                memmove(lm, at, g, s_row + k * C0, nb)
+                for z in range(nb, C0):
+                    lm[at + z] = 0
+
+
+# ---------------------------------------------------------------------------- fractal copies
+
+
+@njit(cache=True)
+def load2d(st, lm, dst, dst_len, dst_hw, src, src_len, src_hw, start, repeat, sstride, dgap, transpose,
+           addr_mode, esize, loc):
+    """``load_data(l0, l1, LoadData2DParams(...))`` (MTE1): one 512-byte fractal per repeat."""
+    cc.check_aic(st, loc)
+    cc.check_param(start, 0, U16, 8, loc)
+    cc.check_param(repeat, 1, 255, 9, loc)
+    cc.check_param(sstride, 0, U16, 10, loc)
+    cc.check_param(dgap, 0, U16, 11, loc)
+    cc.check_param(addr_mode, 0, 255, 12, loc)
+    if transpose and esize != 2:
+        raise Fault(F_TRANSPOSE_TYPE, loc, esize, 0, 0)
+    _check_l0(st, dst, dst_hw, cc.DST, loc)
+    _check_l0(st, src, src_hw, cc.SRC, loc)
+    cc.check_extent((start + (repeat - 1) * sstride + 1) * FRACTAL, src_len * esize, cc.SRC, loc)
+    cc.check_extent((repeat - 1) * (1 + dgap) * FRACTAL + FRACTAL, dst_len * esize, cc.DST, loc)
+    tmp = np.empty(FRACTAL, np.uint8)
+    for r in range(repeat):
+        s = src + (start + r * sstride) * FRACTAL
+        t = dst + r * (1 + dgap) * FRACTAL
+        if transpose:
+            tmp[:] = lm[s:s + FRACTAL]
+            for a in range(16):
+                for b in range(16):
+                    p = (a * 16 + b) * 2
+                    q = t + (b * 16 + a) * 2
+                    lm[q] = tmp[p]
+                    lm[q + 1] = tmp[p + 1]
+        else:
+            memmove(lm, t, lm, s, FRACTAL)
+
+
+@njit(cache=True)
+def load2d_v2(st, lm, dst, dst_len, dst_hw, src, src_len, src_hw, m_start, k_start, m_step, k_step, sstride,
+              dstride, transpose, esize, loc):
+    """``load_data(l0, l1, LoadData2DParamsV2(...))``: an ``m_step`` x ``k_step`` block of fractals."""
+    cc.check_aic(st, loc)
+    cc.check_param(m_start, 0, 0xFFFFFFFF, 13, loc)
+    cc.check_param(k_start, 0, 0xFFFFFFFF, 14, loc)
+    cc.check_param(m_step, 0, U16, 15, loc)
+    cc.check_param(k_step, 0, U16, 16, loc)
+    cc.check_param(sstride, 0, 0x7FFFFFFF, 10, loc)
+    cc.check_param(dstride, 0, U16, 17, loc)
+    if transpose and esize != 2:
+        raise Fault(F_TRANSPOSE_TYPE, loc, esize, 0, 0)
+    _check_l0(st, dst, dst_hw, cc.DST, loc)
+    _check_l0(st, src, src_hw, cc.SRC, loc)
+    if m_step == 0 or k_step == 0:
+        return
+    cc.check_extent(((k_start + k_step - 1) * sstride + m_start + m_step) * FRACTAL, src_len * esize, cc.SRC,
+                    loc)
+    cc.check_extent(((k_step - 1) * dstride + m_step) * FRACTAL, dst_len * esize, cc.DST, loc)
+    tmp = np.empty(FRACTAL, np.uint8)
+    for kk in range(k_step):
+        for mm in range(m_step):
+            s = src + ((k_start + kk) * sstride + m_start + mm) * FRACTAL
+            t = dst + (kk * dstride + mm) * FRACTAL
+            if transpose:
+                tmp[:] = lm[s:s + FRACTAL]
+                for a in range(16):
+                    for b in range(16):
+                        p = (a * 16 + b) * 2
+                        q = t + (b * 16 + a) * 2
+                        lm[q] = tmp[p]
+                        lm[q + 1] = tmp[p + 1]
+            else:
+                memmove(lm, t, lm, s, FRACTAL)
+
+
+@njit(cache=True)
+def load2d_transpose(st, lm, dst, dst_len, dst_hw, src, src_len, src_hw, start, repeat, sstride, dgap, fgap,
+                     addr_mode, esize, loc):
+    """``load_data_with_transpose(l0, l1, LoadData2dTransposeParams(...))``: one square per repeat."""
+    cc.check_aic(st, loc)
+    cc.check_param(start, 0, U16, 8, loc)
+    cc.check_param(repeat, 0, 255, 9, loc)
+    cc.check_param(sstride, 0, U16, 10, loc)
+    cc.check_param(dgap, 0, U16, 11, loc)
+    cc.check_param(fgap, 0, U16, 18, loc)
+    cc.check_param(addr_mode, 0, 255, 12, loc)
+    _check_l0(st, dst, dst_hw, cc.DST, loc)
+    _check_l0(st, src, src_hw, cc.SRC, loc)
+    if repeat == 0:
+        return
+    nfrac = 1 if esize == 2 else 2            # fractals per square
+    square = nfrac * FRACTAL
+    cc.check_extent((start + (repeat - 1) * sstride + 1) * square, src_len * esize, cc.SRC, loc)
+    last_frac = (repeat - 1) * (1 + dgap) + (nfrac - 1) * (1 + fgap)
+    cc.check_extent((last_frac + 1) * FRACTAL, dst_len * esize, cc.DST, loc)
+    side = 16 if esize != 1 else 32           # square side in elements
+    sq = np.empty(square, np.uint8)
+    for r in range(repeat):
+        s = src + (start + r * sstride) * square
+        sq[:] = lm[s:s + square]
+        first = dst + r * (1 + dgap) * FRACTAL
+        for a in range(side):            # square row
+            for b in range(side):        # square column; element (a, b) of the square goes to (b, a)
+                src_off = _square_offset(a, b, esize)
+                tr, tc = b, a
+                half, inner = _split(tr, tc, esize)
+                base = first + half * (1 + fgap) * FRACTAL
+                for e in range(esize):
+                    lm[base + inner + e] = sq[src_off + e]
+
+
+@njit(cache=True, inline="always")
+def _square_offset(a, b, esize):
+    """Byte offset in the source square of element (row a, column b)."""
+    if esize == 2:
+        return (a * 16 + b) * 2
+    if esize == 4:                 # [F0 | F1], each 16 x 8
+        return (b // 8) * FRACTAL + (a * 8 + b % 8) * 4
+    return (a // 16) * FRACTAL + (a % 16) * 32 + b      # 8-bit: [F0; F1], each 16 x 32
+
+
+@njit(cache=True, inline="always")
+def _split(r, c, esize):
+    """(fractal index, byte offset inside it) of element (r, c) of the transposed square."""
+    if esize == 2:
+        return 0, (r * 16 + c) * 2
+    if esize == 4:
+        return c // 8, (r * 8 + c % 8) * 4
+    return r // 16, (r % 16) * 32 + c
+
+
+@njit(cache=True, inline="always")
+def _check_l0(st, addr, hw, role, loc):
+    """L0A/L0B operands are 512-byte aligned, L1 operands 32-byte aligned."""
+    if hw == Hardware.L0A or hw == Hardware.L0B:
+        cc.check_align(st, addr, hw, FRACTAL, role, loc)
+    else:
+        cc.check_align(st, addr, hw, C0, role, loc)
+
+
+# ---------------------------------------------------------------------------- GM -> L1/L0 load2d
+
+
+@njit(cache=True)
+def load2d_gm(st, lm, g, dst, dst_len, dst_hw, rid, off, size, start, repeat, sstride, dgap, esize, loc):
+    """``load_data(local, gm, LoadData2DParams(...))`` (MTE2): fractal copies from GM, no transpose."""
+    cc.check_aic(st, loc)
+    cc.check_param(start, 0, U16, 8, loc)
+    cc.check_param(repeat, 1, 255, 9, loc)
+    cc.check_param(sstride, 0, U16, 10, loc)
+    cc.check_param(dgap, 0, U16, 11, loc)
+    _check_l0(st, dst, dst_hw, cc.DST, loc)
+    src_end = (start + (repeat - 1) * sstride + 1) * FRACTAL
+    check_gm_size(size, src_end // esize, loc)
+    check_gm(g, rid, off, src_end, loc)
+    cc.check_extent((repeat - 1) * (1 + dgap) * FRACTAL + FRACTAL, dst_len * esize, cc.DST, loc)
+    for r in range(repeat):
+        memmove(lm, dst + r * (1 + dgap) * FRACTAL, g, off + (start + r * sstride) * FRACTAL, FRACTAL)
+
+
+# ---------------------------------------------------------------------------- InitConstValue
+
+
+@njit(cache=True)
+def init_const(st, lm, dst, dst_len, dst_hw, repeat, block_num, dgap, bits, esize, loc):
+    """``init_const_value(dst, InitConstValueParams(...))`` (MTE1): ``bits`` is the value's raw element bits."""
+    cc.check_aic(st, loc)
+    cc.check_param(repeat, 0, 32767, 9, loc)
+    cc.check_param(block_num, 0, 32767, 19, loc)
+    cc.check_param(dgap, 0, 32767, 11, loc)
+    _check_l0(st, dst, dst_hw, cc.DST, loc)
+    if repeat == 0 or block_num == 0:
+        return
+    unit = FRACTAL if (dst_hw == Hardware.L0A or dst_hw == Hardware.L0B) else C0
+    run = block_num * unit
+    step = run + dgap * unit
+    cc.check_extent((repeat - 1) * step + run, dst_len * esize, cc.DST, loc)
+    pattern = np.empty(esize, np.uint8)
+    for e in range(esize):
+        pattern[e] = (bits >> (8 * e)) & 0xFF
+    for r in range(repeat):
+        base = dst + r * step
+        for i in range(run):
+            lm[base + i] = pattern[i % esize]
+
+
+# ---------------------------------------------------------------------------- L1 -> BiasTable
+
+
+@njit(cache=True)
+def l1_to_bt(st, lm, dst, dst_len, src, src_len, count, blen, sgap, dgap, esize, loc):
+    """``data_copy(c2, l1, DataCopyParams(count, blen, sgap, dgap))`` (MTE1, ``copy_cbuf_to_bt``).
+
+    ``blen`` is in 64-byte units, the source gap in 32-byte and the destination
+    gap in 64-byte units; a count or length of 0 copies nothing.
+    """
+    cc.check_aic(st, loc)
+    cc.check_param(count, 0, 4095, 31, loc)
+    cc.check_param(blen, 0, U16, 32, loc)
+    cc.check_param(sgap, 0, U16, 10, loc)
+    cc.check_param(dgap, 0, U16, 11, loc)
+    cc.check_align(st, dst, Hardware.BIAS, 64, cc.DST, loc)
+    cc.check_align(st, src, Hardware.L1, C0, cc.SRC, loc)
+    if count == 0 or blen == 0:
+        return
+    nb = blen * 64
+    sstep = nb + sgap * C0
+    dstep = nb + dgap * 64
+    cc.check_extent((count - 1) * sstep + nb, src_len * esize, cc.SRC, loc)
+    cc.check_extent((count - 1) * dstep + nb, dst_len * esize, cc.DST, loc)
+    for i in range(count):
+        memmove(lm, dst + i * dstep, lm, src + i * sstep, nb)

@@ -1,0 +1,307 @@
+"""``mmad``: the cube's matrix multiply-accumulate, L0A (ZZ) x L0B (ZN) -> L0C (NZ).
+
+Layouts (Ascend C ``Mmad``): with ``k0 = 32 / sizeof(input)`` (32 for int8,
+16 for half/bfloat16, 8 for float), ``M1 = ceil(m / 16)``, ``K1 = ceil(k /
+k0)``, ``N1 = ceil(n / 16)``:
+
+* A, fractal (mi, ki) of 16 x k0 elements at fractal index ``mi * K1 + ki``,
+  row-major inside; when ``m == 1`` (GEMV) A is read as a plain vector of
+  ``k`` elements instead;
+* B, fractal (ki, ni) of k0 x 16 elements at index ``ki * N1 + ni``,
+  column-major inside (element (kk, nn) at ``nn * k0 + kk``);
+* C, fractal (mi, ni) of 16 x 16 float32/int32 at index ``ni * M1 + mi``,
+  row-major inside.
+
+Elements of A past ``k`` (the K padding of the last fractal) are ignored, as
+on hardware; padded rows and columns of whole fractals are computed like the
+others (the cube works on whole 16 x 16 blocks) except in GEMV mode, where
+only row 0 of C is written.
+
+``cmatrix_init_val`` starts C from 0; otherwise ``cmatrix_source`` starts it
+from the bias table (C2: one row of n values added to every row) or from the
+current L0C contents (accumulation).  The bias overload takes the source from
+the bias tensor's position: C2 (row vector) or CO1 (an NZ matrix laid out like
+C).
+
+Numerics (not bit-exact with the hardware, whose internal summation order is
+not documented):
+
+* int8 x int8 -> int32: exact (products and sums are exact in float64 for
+  k <= 4095, then converted; accumulation into L0C wraps as int32);
+* float16/bfloat16 -> float32: every product is exact in float32; the k
+  products are summed in float32 by the BLAS kernel (NumPy ``matmul``) in its
+  own order; the sum is then added to C in float32;
+* float32 -> float32: float32 BLAS; with ``set_hf32_mode(True)`` both inputs
+  are first rounded to HF32 (assumed: 1 sign, 8 exponent, 11 mantissa bits;
+  round to nearest even, or half away from zero after
+  ``set_hf32_trans_mode(True)``).
+
+The multiply runs as a NumPy ``matmul`` on dense float32/float64 copies of
+the operands, called through ``numba.objmode``: the gather into dense
+matrices is O(mk + kn + mn) compiled code, the O(mnk) work is BLAS.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, objmode
+
+from ..language.enums import Hardware
+from ..numerics.half import bf16_to_f32, f16_to_f32
+from . import cube_common as cc
+from . import state as S
+
+# input kinds
+IN_S8 = 0
+IN_F16 = 1
+IN_BF16 = 2
+IN_F32 = 3
+
+# bias operand kinds
+BIAS_NONE = 0
+BIAS_TABLE = 1          # C2: one row of n values
+BIAS_MATRIX = 2         # CO1: an NZ matrix like C
+
+ST_HF32_MODE = S.HF32_MODE
+ST_HF32_TRANS = S.HF32_TRANS
+
+MAX_DIM = 4095
+L0C_ALIGN = 1024        # 256 float32/int32 elements
+BIAS_ALIGN = 128
+
+
+@njit(cache=True)
+def set_hf32_mode(st, mode, loc):
+    """``set_hf32_mode(mode)``: later float32 mmads round their inputs to HF32 while it is set."""
+    st[ST_HF32_MODE] = 1 if mode else 0
+
+
+@njit(cache=True)
+def set_hf32_trans_mode(st, mode, loc):
+    """``set_hf32_trans_mode(mode)``: HF32 rounding, nearest even (False) or half away from zero (True)."""
+    st[ST_HF32_TRANS] = 1 if mode else 0
+
+
+@njit(cache=True, inline="always")
+def _hf32(x, away):
+    """float32 ``x`` rounded to 11 mantissa bits (NaN and infinities unchanged)."""
+    u = np.int64(np.float32(x).view(np.uint32))
+    if (u & 0x7F800000) == 0x7F800000:
+        return np.float32(x)
+    if away:
+        u = (u + 0x800) & 0xFFFFF000
+    else:
+        u = (u + 0x7FF + ((u >> 12) & 1)) & 0xFFFFF000
+    return np.uint32(u).view(np.float32)
+
+
+@njit(cache=True)
+def mmad(st, lm, dst, dst_len, fm, fm_len, flt, flt_len, bias, bias_len, bias_kind, m, n, k, unit_flag,
+         cmatrix_source, init_val, kind, loc):
+    """``mmad(dst, fm, filter[, bias], MmadParams(m, n, k, unit_flag, cmatrix_source, cmatrix_init_val))``.
+
+    Lengths are in elements; ``kind`` is the input kind (``IN_*``), ``bias_kind``
+    a ``BIAS_*`` value (with the bias overload, ``init_val``/``cmatrix_source``
+    are ignored, as documented).
+    """
+    cc.check_aic(st, loc)
+    cc.check_param(m, 0, MAX_DIM, 20, loc)
+    cc.check_param(n, 0, MAX_DIM, 21, loc)
+    cc.check_param(k, 0, MAX_DIM, 22, loc)
+    cc.check_param(unit_flag, 0, 3, 23, loc)
+    cc.check_align(st, dst, Hardware.L0C, L0C_ALIGN, cc.DST, loc)
+    cc.check_align(st, fm, Hardware.L0A, cc.FRACTAL, cc.FM, loc)
+    cc.check_align(st, flt, Hardware.L0B, cc.FRACTAL, cc.FILTER, loc)
+    if bias_kind == BIAS_TABLE:
+        cc.check_align(st, bias, Hardware.BIAS, BIAS_ALIGN, cc.BIAS, loc)
+    elif bias_kind == BIAS_MATRIX:
+        cc.check_align(st, bias, Hardware.L0C, BIAS_ALIGN, cc.BIAS, loc)
+    if m == 0 or n == 0 or k == 0:
+        return
+    esize = 1 if kind == IN_S8 else (4 if kind == IN_F32 else 2)
+    k0 = 32 // esize
+    gemv = m == 1
+    m1 = 1 if gemv else (m + 15) // 16
+    k1 = (k + k0 - 1) // k0
+    n1 = (n + 15) // 16
+    cbytes = m1 * n1 * 1024
+    cc.check_extent(k * esize if gemv else m1 * k1 * cc.FRACTAL, fm_len * esize, cc.FM, loc)
+    cc.check_extent(k1 * n1 * cc.FRACTAL, flt_len * esize, cc.FILTER, loc)
+    cc.check_extent(cbytes, dst_len * 4, cc.DST, loc)
+    if bias_kind == BIAS_TABLE:
+        cc.check_extent(n1 * 64, bias_len * 4, cc.BIAS, loc)
+    elif bias_kind == BIAS_MATRIX:
+        cc.check_extent(cbytes, bias_len * 4, cc.BIAS, loc)
+    # where C starts from: 0, a bias-table row, an NZ matrix (the current C when accumulating)
+    if bias_kind == BIAS_TABLE:
+        src_kind, src = BIAS_TABLE, bias
+    elif bias_kind == BIAS_MATRIX:
+        src_kind, src = BIAS_MATRIX, bias
+    elif init_val:
+        src_kind, src = BIAS_NONE, dst
+    elif cmatrix_source:
+        src_kind, src = BIAS_TABLE, st[16 + Hardware.BIAS]
+    else:
+        src_kind, src = BIAS_MATRIX, dst
+    if kind == IN_S8:
+        _mmad_s8(lm, dst, fm, flt, src, src_kind, m1, k1, n1, k, gemv)
+    else:
+        hf32 = kind == IN_F32 and st[ST_HF32_MODE] != 0
+        _mmad_float(lm, dst, fm, flt, src, src_kind, m1, k1, n1, k, gemv, kind, hf32, st[ST_HF32_TRANS] != 0)
+
+
+@njit(cache=True, inline="always")
+def _value(raw, kind, hf32, away):
+    """One raw input element (int64 bits; int8 already sign-extended) as float32 (float64 for int8)."""
+    if kind == IN_F16:
+        return f16_to_f32(np.uint16(raw))
+    if kind == IN_BF16:
+        return bf16_to_f32(np.uint16(raw))
+    v = np.uint32(raw & 0xFFFFFFFF).view(np.float32)
+    return _hf32(v, away) if hf32 else v
+
+
+@njit(cache=True)
+def _gather_float(lm, fm, flt, m1, k1, n1, k, gemv, kind, hf32, away):
+    """A as a dense (m1*16) x k float32 matrix and B^T as a dense (n1*16) x k one."""
+    esize = 4 if kind == IN_F32 else 2
+    k0 = 32 // esize
+    a = np.zeros((m1 * 16, k), np.float32)
+    bt = np.empty((n1 * 16, k), np.float32)
+    if esize == 2:
+        if gemv:
+            va = lm[fm:fm + k * 2].view(np.uint16)
+            for kk in range(k):
+                a[0, kk] = _value(np.int64(va[kk]), kind, hf32, away)
+        else:
+            for mi in range(m1):
+                for ki in range(k1):
+                    fa = lm[fm + (mi * k1 + ki) * 512:fm + (mi * k1 + ki + 1) * 512].view(np.uint16)
+                    w = min(k0, k - ki * k0)
+                    for r in range(16):
+                        for c in range(w):
+                            a[mi * 16 + r, ki * k0 + c] = _value(np.int64(fa[r * k0 + c]), kind, hf32, away)
+        for ki in range(k1):
+            h = min(k0, k - ki * k0)
+            for ni in range(n1):
+                fb = lm[flt + (ki * n1 + ni) * 512:flt + (ki * n1 + ni + 1) * 512].view(np.uint16)
+                for c in range(16):
+                    for r in range(h):
+                        bt[ni * 16 + c, ki * k0 + r] = _value(np.int64(fb[c * k0 + r]), kind, hf32, away)
+    else:
+        if gemv:
+            va = lm[fm:fm + k * 4].view(np.uint32)
+            for kk in range(k):
+                a[0, kk] = _value(np.int64(va[kk]), kind, hf32, away)
+        else:
+            for mi in range(m1):
+                for ki in range(k1):
+                    fa = lm[fm + (mi * k1 + ki) * 512:fm + (mi * k1 + ki + 1) * 512].view(np.uint32)
+                    w = min(k0, k - ki * k0)
+                    for r in range(16):
+                        for c in range(w):
+                            a[mi * 16 + r, ki * k0 + c] = _value(np.int64(fa[r * k0 + c]), kind, hf32, away)
+        for ki in range(k1):
+            h = min(k0, k - ki * k0)
+            for ni in range(n1):
+                fb = lm[flt + (ki * n1 + ni) * 512:flt + (ki * n1 + ni + 1) * 512].view(np.uint32)
+                for c in range(16):
+                    for r in range(h):
+                        bt[ni * 16 + c, ki * k0 + r] = _value(np.int64(fb[c * k0 + r]), kind, hf32, away)
+    return a, bt
+
+
+@njit(cache=True)
+def _gather_s8(lm, fm, flt, m1, k1, n1, k, gemv):
+    """int8 A and B^T as float64 matrices (exact)."""
+    a = np.zeros((m1 * 16, k), np.float64)
+    bt = np.empty((n1 * 16, k), np.float64)
+    if gemv:
+        for kk in range(k):
+            a[0, kk] = np.int8(lm[fm + kk])
+    else:
+        for mi in range(m1):
+            for ki in range(k1):
+                fa = fm + (mi * k1 + ki) * 512
+                w = min(32, k - ki * 32)
+                for r in range(16):
+                    for c in range(w):
+                        a[mi * 16 + r, ki * 32 + c] = np.int8(lm[fa + r * 32 + c])
+    for ki in range(k1):
+        h = min(32, k - ki * 32)
+        for ni in range(n1):
+            fb = flt + (ki * n1 + ni) * 512
+            for c in range(16):
+                for r in range(h):
+                    bt[ni * 16 + c, ki * 32 + r] = np.int8(lm[fb + c * 32 + r])
+    return a, bt
+
+
+@njit(cache=True)
+def _matmul_t32(a, bt, out):
+    with objmode():
+        np.matmul(a, bt.T, out=out)
+
+
+@njit(cache=True)
+def _matmul_t64(a, bt, out):
+    with objmode():
+        np.matmul(a, bt.T, out=out)
+
+
+@njit(cache=True)
+def _mmad_float(lm, dst, fm, flt, src, src_kind, m1, k1, n1, k, gemv, kind, hf32, away):
+    a, bt = _gather_float(lm, fm, flt, m1, k1, n1, k, gemv, kind, hf32, away)
+    p = np.empty((m1 * 16, n1 * 16), np.float32)
+    _matmul_t32(a, bt, p)
+    nbytes = m1 * n1 * 1024
+    cv = lm[dst:dst + nbytes].view(np.float32)
+    if src_kind == BIAS_MATRIX:
+        sv = lm[src:src + nbytes].view(np.float32)
+    elif src_kind == BIAS_TABLE:
+        sv = lm[src:src + n1 * 64].view(np.float32)
+    else:
+        sv = cv[:0]
+    rows = 1 if gemv else 16
+    for mi in range(m1):
+        for ni in range(n1):
+            base = (ni * m1 + mi) * 256
+            for r in range(rows):
+                pr = mi * 16 + r
+                o = base + r * 16
+                if src_kind == BIAS_MATRIX:
+                    for c in range(16):
+                        cv[o + c] = np.float32(sv[o + c] + p[pr, ni * 16 + c])
+                elif src_kind == BIAS_TABLE:
+                    for c in range(16):
+                        cv[o + c] = np.float32(sv[ni * 16 + c] + p[pr, ni * 16 + c])
+                else:
+                    for c in range(16):
+                        cv[o + c] = p[pr, ni * 16 + c]
+
+
+@njit(cache=True)
+def _mmad_s8(lm, dst, fm, flt, src, src_kind, m1, k1, n1, k, gemv):
+    a, bt = _gather_s8(lm, fm, flt, m1, k1, n1, k, gemv)
+    p = np.empty((m1 * 16, n1 * 16), np.float64)
+    _matmul_t64(a, bt, p)
+    nbytes = m1 * n1 * 1024
+    cv = lm[dst:dst + nbytes].view(np.int32)
+    if src_kind == BIAS_MATRIX:
+        sv = lm[src:src + nbytes].view(np.int32)
+    elif src_kind == BIAS_TABLE:
+        sv = lm[src:src + n1 * 64].view(np.int32)
+    else:
+        sv = cv[:0]
+    rows = 1 if gemv else 16
+    for mi in range(m1):
+        for ni in range(n1):
+            base = (ni * m1 + mi) * 256
+            for r in range(rows):
+                for c in range(16):
+                    i = base + r * 16 + c
+                    acc = np.int64(p[mi * 16 + r, ni * 16 + c])
+                    if src_kind == BIAS_MATRIX:
+                        acc += np.int64(sv[i])
+                    elif src_kind == BIAS_TABLE:
+                        acc += np.int64(sv[ni * 16 + c])
+                    cv[i] = np.int32(np.uint32(acc & 0xFFFFFFFF))    # int32 wrap-around

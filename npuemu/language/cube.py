@@ -1,0 +1,198 @@
+"""The cube (AIC) instructions: L1 -> L0A/L0B loads, ``mmad`` and ``fixpipe``.
+
+Names, signatures and argument orders follow pyasc (``asc.language.basic.mm``,
+``asc.language.basic.fixpipe`` and the parameter structs of
+``asc.language.core.types``).  The semantics and the checks npuemu applies
+are described in ``docs/cube.md`` and in ``npuemu/isa/cube_move.py``,
+``npuemu/isa/mmad.py`` and ``npuemu/isa/fixpipe.py``.
+"""
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any
+
+from .builtin import builtin
+from .params import REQUIRED, ParamStruct
+
+__all__ = [
+    "CO2Layout", "FixpipeConfig", "FixpipeParamsV220", "InitConstValueParams", "LoadData2DParams",
+    "LoadData2DParamsV2", "LoadData2dTransposeParams", "MmadParams", "CFG_NZ", "CFG_ROW_MAJOR",
+    "fixpipe", "init_const_value", "load_data", "load_data_with_transpose", "mmad",
+    "set_fix_pipe_pre_quant_flag", "set_hf32_mode", "set_hf32_trans_mode",
+]
+
+
+class CO2Layout(IntEnum):
+    """Output layout of ``fixpipe`` (``AscendC::CO2Layout``)."""
+
+    NZ = 0
+    ROW_MAJOR = 1
+    COLUMN_MAJOR = 2
+
+
+class LoadData2DParams(ParamStruct):
+    """``load_data`` geometry: ``repeat_times`` 512-byte fractals from fractal ``start_index``.
+
+    ``src_stride`` is the source step between repeats (start to start, in
+    fractals); ``dst_gap`` the destination gap (end to start, in fractals);
+    ``if_transpose`` transposes each 16 x 16 fractal (16-bit types only);
+    ``sid`` and ``addr_mode`` are reserved.
+    """
+
+    _fields_ = (("start_index", 0, "u16"), ("repeat_times", 1, "u8"), ("src_stride", 0, "u16"),
+                ("sid", 0, "u16"), ("dst_gap", 0, "u16"), ("if_transpose", False, "bool"),
+                ("addr_mode", 0, "u8"))
+
+
+class LoadData2DParamsV2(ParamStruct):
+    """``load_data`` by fractal coordinates: ``m_step`` x ``k_step`` fractals from
+    (``m_start_position``, ``k_start_position``); ``src_stride``/``dst_stride`` are the
+    column heights (in fractals) of the source and destination fractal grids."""
+
+    _fields_ = (("m_start_position", 0, "u32"), ("k_start_position", 0, "u32"), ("m_step", 0, "u16"),
+                ("k_step", 0, "u16"), ("src_stride", 0, "i32"), ("dst_stride", 0, "u16"),
+                ("if_transpose", False, "bool"), ("sid", 0, "u8"))
+
+
+class LoadData2dTransposeParams(ParamStruct):
+    """``load_data_with_transpose`` geometry (square blocks of two fractals for 8- and 32-bit types)."""
+
+    _fields_ = (("start_index", 0, "u16"), ("repeat_times", 1, "u8"), ("src_stride", 0, "u16"),
+                ("dst_gap", 0, "u16"), ("dst_frac_gap", 0, "u16"), ("addr_mode", 0, "u8"))
+
+
+class InitConstValueParams(ParamStruct):
+    """``init_const_value``: ``repeat_times`` x ``block_num`` blocks (32 B in L1, 512 B in L0A/L0B)."""
+
+    _fields_ = (("repeat_times", 0, "u16"), ("block_num", 0, "u16"), ("dst_gap", 0, "u16"),
+                ("init_value", 0, "scalar"))
+
+
+class MmadParams(ParamStruct):
+    """``mmad`` shape and accumulation control.
+
+    ``MmadParams(m, n, k, unit_flag=0, cmatrix_source=False, cmatrix_init_val=True)``;
+    the legacy form ``MmadParams(m, n, k, is_bias, fm_offset, en_ssparse,
+    en_winograd_a, en_winograd_b)`` (eight positional arguments, or the legacy
+    keywords) maps ``is_bias=True`` to accumulation into L0C.
+    """
+
+    _fields_ = (("m", 0, "u16"), ("n", 0, "u16"), ("k", 0, "u16"), ("unit_flag", 0, "u8"),
+                ("cmatrix_source", False, "bool"), ("cmatrix_init_val", True, "bool"),
+                ("is_bias", None, "const"), ("fm_offset", 0, "const"), ("en_ssparse", False, "const"),
+                ("en_winograd_a", False, "const"), ("en_winograd_b", False, "const"))
+
+    LEGACY = ("m", "n", "k", "is_bias", "fm_offset", "en_ssparse", "en_winograd_a", "en_winograd_b")
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        if len(args) > 6 or (set(kwargs) & set(self.LEGACY[3:])):
+            kwargs.update(zip(self.LEGACY, args))
+            args = ()
+            kwargs["is_bias"] = bool(kwargs.get("is_bias"))
+            kwargs["cmatrix_init_val"] = not kwargs["is_bias"]       # is_bias: C += A * B
+        super().__init__(*args, **kwargs)
+
+
+class FixpipeParamsV220(ParamStruct):
+    """``fixpipe`` geometry and conversion (``AscendC::FixpipeParamsV220``).
+
+    ``n_size``/``m_size`` elements of the L0C matrix; ``src_stride`` rows of 16
+    elements between the starts of the L0C fractal columns (``m_size`` rounded
+    up to 16); ``dst_stride`` the destination row length in elements for ND
+    output, or the distance between NZ fractal columns in 32-byte blocks for NZ
+    output; ``quant_pre`` a ``QuantModes``; ``deq_scalar`` the scalar scale
+    (float32 bits in the low 32 bits); ``relu_en`` applies ReLU.
+    """
+
+    _fields_ = (("n_size", REQUIRED, "u16"), ("m_size", REQUIRED, "u16"), ("src_stride", REQUIRED, "u16"),
+                ("dst_stride", REQUIRED, "u32"), ("quant_pre", 0, "enum"), ("deq_scalar", 0, "u64"),
+                ("nd_num", 1, "u16"), ("src_nd_stride", 0, "u16"), ("dst_nd_stride", 0, "u32"),
+                ("relu_en", False, "bool"), ("unit_flag", 0, "u8"), ("is_channel_split", False, "bool"))
+
+
+class FixpipeConfig(ParamStruct):
+    """``fixpipe`` output layout: ``FixpipeConfig(CO2Layout.ROW_MAJOR)`` (NZ -> ND) or ``CO2Layout.NZ``."""
+
+    _fields_ = (("layout", CO2Layout.ROW_MAJOR, "const"),)
+
+    @staticmethod
+    def cfg_nz() -> "FixpipeConfig":
+        """``CFG_NZ``: keep the NZ layout."""
+        return FixpipeConfig(CO2Layout.NZ)
+
+    @staticmethod
+    def cfg_row_major() -> "FixpipeConfig":
+        """``CFG_ROW_MAJOR``: convert NZ to ND (row-major) on the way out."""
+        return FixpipeConfig(CO2Layout.ROW_MAJOR)
+
+
+CFG_NZ = FixpipeConfig(CO2Layout.NZ)
+CFG_ROW_MAJOR = FixpipeConfig(CO2Layout.ROW_MAJOR)
+
+
+@builtin
+def load_data(dst: Any, src: Any, params: Any) -> None:
+    """Move 512-byte fractals L1 -> L0A/L0B (MTE1), or GM -> L1/L0A/L0B (MTE2) (``AscendC::LoadData``).
+
+    Fractals are 16 x (32 B / sizeof(T)) on A1/A2 and (32 B / sizeof(T)) x 16 on
+    B1/B2: 16 x 32 / 32 x 16 for 8-bit, 16 x 16 for 16-bit, 16 x 8 / 8 x 16 for
+    32-bit types.  With ``LoadData2DParams`` each repeat copies one fractal
+    (transposed when ``if_transpose``, 16-bit types and L1 -> L0 only).  L0A/L0B
+    addresses must be 512-byte aligned.
+    """
+
+
+@builtin
+def load_data_with_transpose(dst: Any, src: Any, params: Any) -> None:
+    """Load with transposition L1 -> L0A/L0B (``AscendC::LoadDataWithTranspose``).
+
+    16-bit types transpose one 16 x 16 fractal per repeat; 8-bit types two
+    stacked 16 x 32 fractals (a 32 x 32 square) and 32-bit types two adjacent
+    16 x 8 fractals (a 16 x 16 square), each split back into two fractals
+    ``dst_frac_gap`` fractals apart.
+    """
+
+
+@builtin
+def init_const_value(dst: Any, params: Any) -> None:
+    """Fill an A1/B1/A2/B2 tensor with ``init_value`` (``AscendC::InitConstValue``)."""
+
+
+@builtin
+def mmad(dst: Any, fm: Any, filter: Any, *args: Any, **kwargs: Any) -> None:  # noqa: A002 - pyasc's name
+    """C (CO1, NZ) = A (A2, ZZ) x B (B2, ZN) [+ C or bias] (``AscendC::Mmad``).
+
+    ``mmad(dst, fm, filter, MmadParams)`` or ``mmad(dst, fm, filter, bias,
+    MmadParams)`` with the bias in C2 (a row of n values added to every row) or
+    CO1 (an NZ matrix).  Types: int8 x int8 -> int32, float16 x float16 ->
+    float32, bfloat16 x bfloat16 -> float32, float32 x float32 -> float32.
+    m, n, k are in [0, 4095]; any of them 0 makes the instruction a no-op;
+    m = 1 reads A as a plain (ND) vector (GEMV).
+    """
+
+
+@builtin
+def set_hf32_mode(hf32_mode: Any) -> None:
+    """Round float32 L0A/L0B data to HF32 before ``mmad`` multiplies it (``AscendC::SetHF32Mode``)."""
+
+
+@builtin
+def set_hf32_trans_mode(hf32_trans_mode: Any) -> None:
+    """HF32 rounding: False rounds to nearest even, True rounds half away from zero."""
+
+
+@builtin
+def fixpipe(dst: Any, src: Any, *args: Any, **kwargs: Any) -> None:
+    """Move a matrix out of L0C to GM or L1 (``AscendC::Fixpipe``), converting on the way.
+
+    ``fixpipe(dst, src, FixpipeParamsV220, config=FixpipeConfig.cfg_row_major)``
+    or ``fixpipe(dst, src, cbuf_workspace, FixpipeParamsV220, config)`` where
+    ``cbuf_workspace`` (uint64, L1) holds per-channel scales for the vector
+    quantisation modes.  NZ -> ND conversion (GM only), quantisation
+    (``QuantModes``) and ReLU happen on the fly.
+    """
+
+
+@builtin
+def set_fix_pipe_pre_quant_flag(config: Any) -> None:
+    """Set the scalar quantisation parameter of later CO1 transfers (``AscendC::SetFixpipePreQuantFlag``)."""
