@@ -128,8 +128,12 @@ def test_concurrent_processes_compiling_the_same_kernel(tmp_path):
         assert r["path"] == after["path"]
     assert (after["misses"], after["hits"]) == (0, 1)      # what they stored loads cleanly
     kernel_dir = cache / "npuemu_kernels"
+    source = Path(after["path"])
     assert sorted(p.name for p in kernel_dir.iterdir() if p.is_file()) == \
-           sorted(["__init__.py", Path(after["path"]).name])     # no temporary files left behind
+           sorted(["__init__.py", source.name, source.with_suffix(".links").name])   # no temporary files
+    # each instruction the kernel calls by symbol is listed once, however many processes compiled it
+    links = source.with_suffix(".links").read_text().splitlines()
+    assert links and len(links) == len(set(links))
 
 
 def test_changed_helper_gives_a_new_generated_file(tmp_path):
@@ -194,3 +198,23 @@ def test_instruction_caches_are_stamped_with_what_they_import(tmp_path, monkeypa
     (lib / "fault.py").write_text("X = F = 2\n")         # imported through b
     assert stamp("a.py") != before
     library_cache.module_stamp.cache_clear()
+
+
+def test_cached_kernel_loads_the_instructions_it_calls_by_symbol(tmp_path):
+    """A cached kernel calls instructions by symbol (isa/linkage.py): its .links file lists them, a
+    fresh process loads them before the kernel, and a damaged list makes it compile afresh."""
+    script, cache = write_script(tmp_path, 5), tmp_path / "cache"
+    cold = run(script, cache)
+    links = Path(cold["path"]).with_suffix(".links")
+    entries = [json.loads(line) for line in links.read_text().splitlines()]
+    called = {(module, name) for module, name, _ in entries}
+    assert {"npuemu.isa.datamove", "npuemu.isa.queue"} <= {module for module, _ in called}
+    assert all(module.startswith("npuemu.isa.") for module, _ in called)
+
+    warm = run(script, cache)                     # every symbol resolves: loaded, not compiled
+    assert (warm["misses"], warm["hits"]) == (0, 1) and warm["y"] == expected_output(5)
+
+    links.write_text('["npuemu.isa.datamove", "no_such_instruction", "AAAA"]\n')
+    damaged = run(script, cache)                  # would refer to unknown symbols: compiled again instead
+    assert (damaged["misses"], damaged["hits"]) == (1, 0) and damaged["y"] == expected_output(5)
+    assert "no_such_instruction" not in links.read_text()

@@ -13,6 +13,8 @@ import npuemu
 import npuemu.asc as asc
 from npuemu import errors
 
+from cube_helpers import bf16_bits
+
 AIC = asc.KernelType.AIC_ONLY
 Q = asc.QuantModes
 
@@ -71,11 +73,6 @@ def _scale(scale: float) -> np.float32:
     return (np.uint32(np.float32(scale).view(np.uint32)) & np.uint32(0xFFFFE000)).view(np.float32)
 
 
-def _bf16_bits(x: np.ndarray) -> np.ndarray:
-    u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
-    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-
-
 def _b8(x: np.ndarray, signed: bool) -> np.ndarray:
     lo, hi = (-128, 127) if signed else (0, 255)
     return np.clip(np.rint(x.astype(np.float64)), lo, hi).astype(np.int8 if signed else np.uint8)
@@ -103,7 +100,7 @@ def test_f322f16_and_f322bf16_round_to_nearest_even(relu, rng):
     np.testing.assert_array_equal(out, want.astype(np.float16))
     raw = np.zeros((M, N), np.uint16)
     _run(a, bt, npuemu.gm_buffer(raw, asc.bfloat16), M, N, N, Q.F322BF16, relu=relu)
-    np.testing.assert_array_equal(raw, _bf16_bits(want))
+    np.testing.assert_array_equal(raw, bf16_bits(want))
 
 
 def test_qf322b8_scalar_scale_offset_and_saturation(rng):

@@ -15,6 +15,8 @@ import npuemu
 import npuemu.asc as asc
 from npuemu import errors
 
+from cube_helpers import bf16_bits, from_bf16
+
 AIC = asc.KernelType.AIC_ONLY
 
 
@@ -96,17 +98,6 @@ def gemm_f16_transposed_load(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.
     asc.fixpipe(cg, c1, asc.FixpipeParamsV220(N, M, m1 * 16, N, asc.QuantModes.F322F16))
 
 
-def _bits16(x: np.ndarray, dtype: str) -> np.ndarray:
-    if dtype == "bfloat16":
-        f = x.astype(np.float32).view(np.uint32)
-        return ((f + 0x7FFF + ((f >> 16) & 1)) >> 16).astype(np.uint16)
-    return x.astype(np.float16)
-
-
-def _from_bf16(bits: np.ndarray) -> np.ndarray:
-    return (bits.astype(np.uint32) << 16).view(np.float32)
-
-
 CASES = {
     # dtype: (C0, L0C dtype, quant)
     "float16": (16, asc.float32, int(asc.QuantModes.NoQuant)),
@@ -127,8 +118,8 @@ def _inputs(rng, dtype: str, M: int, N: int, K: int):
         a16, b16 = a.astype(np.float16), b.astype(np.float16)
         return a16, b16, a16.astype(np.float64), b16.astype(np.float64)
     if dtype == "bfloat16":
-        ab, bb = _bits16(a, dtype), _bits16(b, dtype)
-        return ab, bb, _from_bf16(ab).astype(np.float64), _from_bf16(bb).astype(np.float64)
+        ab, bb = bf16_bits(a), bf16_bits(b)
+        return ab, bb, from_bf16(ab).astype(np.float64), from_bf16(bb).astype(np.float64)
     return a, b, a.astype(np.float64), b.astype(np.float64)
 
 

@@ -221,6 +221,9 @@ def test_xdist_workers_share_a_cold_kernel_cache(tmp_path):
     assert record["path"] == workers[0]["path"]                        # the module the workers generated
     assert (record["hits"], record["misses"]) == (1, 0)               # and its machine code, from the cache
     kernel_dir = cache / "npuemu_kernels"
+    source = Path(record["path"])
     assert sorted(p.name for p in kernel_dir.iterdir() if p.is_file()) == \
-        sorted(["__init__.py", Path(record["path"]).name])            # no temporary files left behind
+        sorted(["__init__.py", source.name, source.with_suffix(".links").name])    # no temporary files
+    links = source.with_suffix(".links").read_text().splitlines()
+    assert links and len(links) == len(set(links))                    # each callee listed once
     assert not list((kernel_dir / "__pycache__").glob("*.tmp.*"))     # nor half-written Numba files

@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterator
 
 from ..errors import KernelCompileError, SourceLoc
 from ..isa.library_cache import library_fingerprint
+from ..isa.linkage import LinkError, linking, load_links
 
 try:
     import fcntl
@@ -193,17 +194,30 @@ def compile_numba(ck: CompiledKernel, args: tuple[Any, ...]) -> Callable[..., An
     """The Numba version of ``ck``, compiled (or loaded from disk) for these argument types."""
     from numba.core.errors import NumbaWarning
     fn = ck.numba_fn()
+    links = ck.path.with_suffix(".links")
     try:
         sig = tuple(_numba_typeof(a) for a in args)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NumbaWarning)
-            fn.compile(sig)     # loads from the disk cache, or returns at once if already compiled
+            if sig not in fn.overloads:
+                _load_links_or_forget(fn, links)
+            with linking(links):
+                fn.compile(sig)     # loads from the disk cache, or returns at once if already compiled
     except Exception as exc:  # noqa: BLE001 - NumbaError and whatever else Numba raises
         raise KernelCompileError(
             f"internal error: Numba could not compile the code generated for kernel '{ck.name}' "
             f"(generated source: {ck.path}). Please report this with the kernel.\n"
             f"{type(exc).__name__}: {exc}") from None
     return fn
+
+
+def _load_links_or_forget(fn: Any, links: Path) -> None:
+    """Load the instructions a cached kernel calls by symbol; if that fails, drop the cached kernel."""
+    try:
+        load_links(links)
+    except LinkError:
+        fn._cache.flush()       # compile afresh rather than load code whose callees cannot be resolved
+        links.unlink(missing_ok=True)
 
 
 def _numba_typeof(value: Any) -> Any:

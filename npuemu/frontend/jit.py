@@ -193,7 +193,6 @@ class JITFunction:
 
         lw = Lowerer(self.__name__, platform, options)
         lw.flags["kernel_type"] = options.resolved_kernel_type
-        lw.flags["gm_count"] = len(gm_params)
         lw.lower_kernel(parsed, params)
         tested = frozenset(lw.flags.get("tiling_keys", ()))
         if base is not None:

@@ -107,8 +107,8 @@ def run_op(kernel: Any, tiling_fn: TilingFunction, inputs: Sequence[Any], output
     workspace: tuple[Any, ...] = ()
     if "workspace" in params:
         nbytes = result.workspace_size(plat)
-        ws = np.zeros(nbytes, np.uint8)
-        workspace = (gm_buffer(ws, workspace_dtype) if workspace_dtype not in (None, dt.uint8) else ws,)
+        # the framework hands out workspace memory as is: a kernel must write it before reading it
+        workspace = (gm_buffer(np.zeros(nbytes, np.uint8), workspace_dtype, initialized=False),)
     elif result.user_workspace_size:
         raise LaunchError(f"tiling for kernel '{name}' asks for {result.user_workspace_size} bytes of workspace "
                           f"but the kernel has no 'workspace' parameter")

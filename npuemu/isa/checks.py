@@ -14,19 +14,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .linkage import instruction
 from . import dcache, hb
 from . import state as S
 from .vec_cast import operand_reach
 from .vmask import bits_from_count, lanes_used
 
 
-@njit(cache=True)
+@instruction
 def local_access(st, sh, pipe, addr, nbytes, write, loc):
     """Pipe ``pipe`` reads or writes (``write``: an ``hb`` kind) ``nbytes`` of local memory at ``addr``."""
     hb.local(st, sh, pipe, addr, nbytes, write, loc)
 
 
-@njit(cache=True)
+@instruction
 def local_access_strided(st, sh, pipe, addr, nbytes, step, count, write, loc):
     """``count`` blocks of ``nbytes``, ``step`` bytes apart, from ``addr`` (a strided copy's local side)."""
     if step == nbytes or count == 1:
@@ -36,7 +37,7 @@ def local_access_strided(st, sh, pipe, addr, nbytes, step, count, write, loc):
         hb.local(st, sh, pipe, addr + i * step, nbytes, write, loc)
 
 
-@njit(cache=True)
+@instruction
 def gm_access(st, sh, gsh, dc, pipe, rid, off, nbytes, write, loc):
     """Pipe ``pipe`` reads (or writes) ``nbytes`` at byte ``off`` of GM region ``rid`` by DMA."""
     # ---- DCache: DMA bypasses every core's DCache, so it must not read bytes still dirty in one
@@ -48,7 +49,7 @@ def gm_access(st, sh, gsh, dc, pipe, rid, off, nbytes, write, loc):
     hb.gm(st, sh, gsh[rid], rid, pipe, off, nbytes, write, loc)
 
 
-@njit(cache=True)
+@instruction
 def gm_access_strided(st, sh, gsh, dc, pipe, rid, off, nbytes, step, count, write, loc):
     """``count`` blocks of ``nbytes``, ``step`` bytes apart, from byte ``off`` of GM region ``rid``."""
     if step == nbytes or count == 1:
@@ -61,7 +62,7 @@ def gm_access_strided(st, sh, gsh, dc, pipe, rid, off, nbytes, step, count, writ
 # --------------------------------------------------------------------------- level-0 reach
 
 
-@njit(cache=True)
+@instruction
 def l0_plan(st, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat, lane_esize):
     """``(counter, top, lanes, repeats, total)`` of a level-0 instruction, as ``vmask.resolve`` decides.
 
@@ -91,7 +92,7 @@ def l0_plan(st, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat, lane_esize)
     return False, lanes_used(False, lo, hi, lanes, 0), lanes, repeat, 0
 
 
-@njit(cache=True)
+@instruction
 def l0_bytes(st, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat, blk, rep, esize, lane_esize):
     """Bytes from an operand's start to the end of the farthest element a level-0 instruction touches.
 
@@ -106,7 +107,7 @@ def l0_bytes(st, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat, blk, rep, 
     return operand_reach(counter, top, lanes, repeats, total, blk, rep, 32 // esize) * esize
 
 
-@njit(cache=True)
+@instruction
 def l0_repeats(st, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat, lane_esize):
     """Repeats a level-0 instruction runs (0 when a parameter is invalid)."""
     counter, top, lanes, repeats, total = l0_plan(st, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat,

@@ -58,6 +58,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .linkage import instruction
 from .. import errors
 from . import hb
 from . import state as S
@@ -342,7 +343,7 @@ def _check_flag(flag, op, loc):
 # --------------------------------------------------------------------------- cross_core_set_flag / wait_flag
 
 
-@njit(cache=True)
+@instruction
 def set_flag(st, sysmem, flag, mode, pipe, loc):
     """``cross_core_set_flag(flag, mode, pipe)`` (mode and pipe were checked at compile time)."""
     _check_flag(flag, 0, loc)
@@ -353,7 +354,7 @@ def set_flag(st, sysmem, flag, mode, pipe, loc):
     _set(st, _words(sysmem), flag, mode, loc)
 
 
-@njit(cache=True)
+@instruction
 def try_wait_flag(st, sysmem, flag, mode, loc):
     """``cross_core_wait_flag(flag)``: True once the counter was non-zero and has been decremented.
 
@@ -398,7 +399,7 @@ def _sync_step(aiv_only, core_type, stage):
     return _DONE, 0
 
 
-@njit(cache=True)
+@instruction
 def try_sync_all(st, sysmem, aiv_only, loc):
     """Hard ``sync_all()``: the flag protocol of ``SyncAllImpl``, resumable at each wait.
 
@@ -461,7 +462,7 @@ def _slot_sum(lm, ub, n, skip):
 # --------------------------------------------------------------------------- soft sync_all
 
 
-@njit(cache=True)
+@instruction
 def try_soft_sync_all(st, lm, g, off, size, ub, ub_len, used_cores, aiv_only, sysmem, loc):
     """Soft ``sync_all(gm_workspace, ub_workspace, used_cores)`` (``SoftSyncAllImpl``).
 
@@ -541,21 +542,21 @@ def _try_ib(st, lm, g, off, size, ub, ub_len, block, event, aiv_only, sysmem, ex
     return _done(st)
 
 
-@njit(cache=True)
+@instruction
 def try_ib_set(st, lm, g, off, size, ub, ub_len, block, event, aiv_only, sysmem, loc):
     """``ib_set``: wait until slot (event, block) is 0, then write 1."""
     return _try_ib(st, lm, g, off, size, ub, ub_len, block, event, aiv_only, sysmem, 0, 1, P_IB_SET,
                    W_IB_SET, loc)
 
 
-@njit(cache=True)
+@instruction
 def try_ib_wait(st, lm, g, off, size, ub, ub_len, block, event, aiv_only, sysmem, loc):
     """``ib_wait``: wait until slot (event, block) is 1, then write 0."""
     return _try_ib(st, lm, g, off, size, ub, ub_len, block, event, aiv_only, sysmem, 1, 0, P_IB_WAIT,
                    W_IB_WAIT, loc)
 
 
-@njit(cache=True)
+@instruction
 def ib_object(block, event, loc):
     """Race-checker object of the ib_set/ib_wait pair (block, event); ``loc`` is unused."""
     return OBJ_IB + (event * N_FLAGS + block) % IB_OBJECTS
@@ -572,7 +573,7 @@ def _order_ws(st, g, off, size, ub, ub_len, prim, loc):
     return ub + n * BLOCK
 
 
-@njit(cache=True)
+@instruction
 def init_determine_compute_workspace(st, lm, g, off, size, ub, ub_len, sysmem, loc):
     """Block 0 zeroes the GM slots; every AIV starts its round counter (in UB) at 1."""
     if st[S.CORE_TYPE] == AIC:
@@ -586,7 +587,7 @@ def init_determine_compute_workspace(st, lm, g, off, size, ub, ub_len, sysmem, l
     _put_i32(lm, counter, 1)
 
 
-@njit(cache=True)
+@instruction
 def try_wait_pre_block(st, lm, g, off, size, ub, ub_len, sysmem, loc):
     """``wait_pre_block``: slots before this block hold the round number, the others 0."""
     if st[S.CORE_TYPE] == AIC:
@@ -605,7 +606,7 @@ def try_wait_pre_block(st, lm, g, off, size, ub, ub_len, sysmem, loc):
     return _done(st)
 
 
-@njit(cache=True)
+@instruction
 def notify_next_block(st, lm, g, off, size, ub, ub_len, sysmem, loc):
     """``notify_next_block``: write the round number into this block's slot (the last block zeroes
     every slot instead), then count the round up."""
@@ -630,7 +631,7 @@ def notify_next_block(st, lm, g, off, size, ub, ub_len, sysmem, loc):
 # --------------------------------------------------------------------------- race-checker hooks
 
 
-@njit(cache=True)
+@instruction
 def flag_object(st, flag, mode, setter, loc):
     """Sync object joining a set of ``flag`` in ``mode`` and the waits it satisfies; ``loc`` is unused."""
     core_type = st[S.CORE_TYPE]
@@ -643,20 +644,20 @@ def flag_object(st, flag, mode, setter, loc):
     return OBJ_MODE2 + receiver * N_FLAGS + f
 
 
-@njit(cache=True)
+@instruction
 def release_pipe(st, sh, gsh, pipe, obj, loc):
     """Pipe ``pipe`` (a PipeID) of this core releases ``obj`` (a cross_core_set_flag)."""
     hb.release(st, sh, gsh, _HB_PIPE[pipe], obj, loc)
 
 
-@njit(cache=True)
+@instruction
 def release_all(st, sh, gsh, obj, loc):
     """Every pipe releases ``obj``: the primitive starts with a PIPE_ALL barrier."""
     for p in range(hb.N_PIPES):
         hb.release(st, sh, gsh, p, obj, loc)
 
 
-@njit(cache=True)
+@instruction
 def acquire_all(st, sh, gsh, obj, loc):
     """Every pipe acquires ``obj``: on A2/A3 a cross-core wait stalls all of the core's pipes."""
     for p in range(hb.N_PIPES):

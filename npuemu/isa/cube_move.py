@@ -42,6 +42,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .linkage import instruction
 from .. import errors
 from ..language.enums import Hardware
 from . import cube_common as cc
@@ -66,7 +67,7 @@ U16 = 0xFFFF
 # ---------------------------------------------------------------------------- GM -> L1, ND -> NZ
 
 
-@njit(cache=True)
+@instruction
 def nd2nz(st, lm, g, dst, dst_len, rid, off, size, nd_num, n, d, src_mstride, src_d, c0_stride, n_stride,
           dst_mstride, esize, loc):
     """``data_copy(l1, gm, Nd2NzParams(...))`` (MTE2)."""
@@ -106,7 +107,22 @@ def nd2nz(st, lm, g, dst, dst_len, rid, off, size, nd_num, n, d, src_mstride, sr
 # ---------------------------------------------------------------------------- fractal copies
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _copy_fractal(lm, t, s, transpose, tmp):
+    """One 512-byte fractal from byte ``s`` to byte ``t``; ``transpose``: as a 16 x 16 b16 matrix."""
+    if not transpose:
+        memmove(lm, t, lm, s, FRACTAL)
+        return
+    tmp[:] = lm[s:s + FRACTAL]
+    for a in range(16):
+        for b in range(16):
+            p = (a * 16 + b) * 2
+            q = t + (b * 16 + a) * 2
+            lm[q] = tmp[p]
+            lm[q + 1] = tmp[p + 1]
+
+
+@instruction
 def load2d(st, lm, dst, dst_len, dst_hw, src, src_len, src_hw, start, repeat, sstride, dgap, transpose,
            addr_mode, esize, loc):
     """``load_data(l0, l1, LoadData2DParams(...))`` (MTE1): one 512-byte fractal per repeat."""
@@ -124,21 +140,10 @@ def load2d(st, lm, dst, dst_len, dst_hw, src, src_len, src_hw, start, repeat, ss
     cc.check_extent((repeat - 1) * (1 + dgap) * FRACTAL + FRACTAL, dst_len * esize, cc.DST, loc)
     tmp = np.empty(FRACTAL, np.uint8)
     for r in range(repeat):
-        s = src + (start + r * sstride) * FRACTAL
-        t = dst + r * (1 + dgap) * FRACTAL
-        if transpose:
-            tmp[:] = lm[s:s + FRACTAL]
-            for a in range(16):
-                for b in range(16):
-                    p = (a * 16 + b) * 2
-                    q = t + (b * 16 + a) * 2
-                    lm[q] = tmp[p]
-                    lm[q + 1] = tmp[p + 1]
-        else:
-            memmove(lm, t, lm, s, FRACTAL)
+        _copy_fractal(lm, dst + r * (1 + dgap) * FRACTAL, src + (start + r * sstride) * FRACTAL, transpose, tmp)
 
 
-@njit(cache=True)
+@instruction
 def load2d_v2(st, lm, dst, dst_len, dst_hw, src, src_len, src_hw, m_start, k_start, m_step, k_step, sstride,
               dstride, transpose, esize, loc):
     """``load_data(l0, l1, LoadData2DParamsV2(...))``: an ``m_step`` x ``k_step`` block of fractals."""
@@ -161,21 +166,11 @@ def load2d_v2(st, lm, dst, dst_len, dst_hw, src, src_len, src_hw, m_start, k_sta
     tmp = np.empty(FRACTAL, np.uint8)
     for kk in range(k_step):
         for mm in range(m_step):
-            s = src + ((k_start + kk) * sstride + m_start + mm) * FRACTAL
-            t = dst + (kk * dstride + mm) * FRACTAL
-            if transpose:
-                tmp[:] = lm[s:s + FRACTAL]
-                for a in range(16):
-                    for b in range(16):
-                        p = (a * 16 + b) * 2
-                        q = t + (b * 16 + a) * 2
-                        lm[q] = tmp[p]
-                        lm[q + 1] = tmp[p + 1]
-            else:
-                memmove(lm, t, lm, s, FRACTAL)
+            _copy_fractal(lm, dst + (kk * dstride + mm) * FRACTAL,
+                          src + ((k_start + kk) * sstride + m_start + mm) * FRACTAL, transpose, tmp)
 
 
-@njit(cache=True)
+@instruction
 def load2d_transpose(st, lm, dst, dst_len, dst_hw, src, src_len, src_hw, start, repeat, sstride, dgap, fgap,
                      addr_mode, esize, loc):
     """``load_data_with_transpose(l0, l1, LoadData2dTransposeParams(...))``: one square per repeat."""
@@ -243,7 +238,7 @@ def _check_l0(st, addr, hw, role, loc):
 # ---------------------------------------------------------------------------- GM -> L1/L0 load2d
 
 
-@njit(cache=True)
+@instruction
 def load2d_gm(st, lm, g, dst, dst_len, dst_hw, rid, off, size, start, repeat, sstride, dgap, esize, loc):
     """``load_data(local, gm, LoadData2DParams(...))`` (MTE2): fractal copies from GM, no transpose."""
     cc.check_aic(st, loc)
@@ -263,7 +258,7 @@ def load2d_gm(st, lm, g, dst, dst_len, dst_hw, rid, off, size, start, repeat, ss
 # ---------------------------------------------------------------------------- InitConstValue
 
 
-@njit(cache=True)
+@instruction
 def init_const(st, lm, dst, dst_len, dst_hw, repeat, block_num, dgap, bits, esize, loc):
     """``init_const_value(dst, InitConstValueParams(...))`` (MTE1): ``bits`` is the value's raw element bits."""
     cc.check_aic(st, loc)
@@ -289,7 +284,7 @@ def init_const(st, lm, dst, dst_len, dst_hw, repeat, block_num, dgap, bits, esiz
 # ---------------------------------------------------------------------------- L1 -> BiasTable
 
 
-@njit(cache=True)
+@instruction
 def l1_to_bt(st, lm, dst, dst_len, src, src_len, count, blen, sgap, dgap, esize, loc):
     """``data_copy(c2, l1, DataCopyParams(count, blen, sgap, dgap))`` (MTE1, ``copy_cbuf_to_bt``).
 

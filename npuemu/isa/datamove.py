@@ -41,6 +41,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .linkage import instruction
 from .. import errors
 from ..numerics.half import f32_to_bf16, f32_to_f16
 from . import state as S
@@ -162,7 +163,7 @@ def _check_strided(count, blen, sgap, dgap, loc):
 # ---------------------------------------------------------------------------- data_copy, count form
 
 
-@njit(cache=True)
+@instruction
 def gm_to_local(lm, g, dst, dst_len, rid, off, size, count, esize, loc):
     """``data_copy(local, gm, count)``: the byte count rounds down to a whole 32-byte block."""
     if count < 0:
@@ -174,7 +175,7 @@ def gm_to_local(lm, g, dst, dst_len, rid, off, size, count, esize, loc):
     memmove(lm, dst, g, off, nbytes)
 
 
-@njit(cache=True)
+@instruction
 def local_to_gm(g, lm, rid, off, size, src, src_len, count, esize, loc):
     """``data_copy(gm, local, count)``: the byte count rounds down to a whole 32-byte block."""
     if count < 0:
@@ -186,7 +187,7 @@ def local_to_gm(g, lm, rid, off, size, src, src_len, count, esize, loc):
     memmove(g, off, lm, src, nbytes)
 
 
-@njit(cache=True)
+@instruction
 def local_to_local(lm, dst, dst_len, src, src_len, count, esize, loc):
     """``data_copy(local, local, count)`` (UB to UB)."""
     if count < 0:
@@ -200,7 +201,7 @@ def local_to_local(lm, dst, dst_len, src, src_len, count, esize, loc):
 # ---------------------------------------------------------------------------- data_copy, DataCopyParams form
 
 
-@njit(cache=True)
+@instruction
 def gm_to_local_strided(lm, g, dst, dst_len, rid, off, size, count, blen, sgap, dgap, esize, loc):
     """``data_copy(local, gm, DataCopyParams(count, blen, sgap, dgap))``; all in 32-byte units."""
     _check_strided(count, blen, sgap, dgap, loc)
@@ -217,7 +218,7 @@ def gm_to_local_strided(lm, g, dst, dst_len, rid, off, size, count, blen, sgap, 
         memmove(lm, dst + i * dstep, g, off + i * sstep, nb)
 
 
-@njit(cache=True)
+@instruction
 def local_to_gm_strided(g, lm, rid, off, size, src, src_len, count, blen, sgap, dgap, esize, loc):
     """``data_copy(gm, local, DataCopyParams(count, blen, sgap, dgap))``; all in 32-byte units."""
     _check_strided(count, blen, sgap, dgap, loc)
@@ -234,7 +235,7 @@ def local_to_gm_strided(g, lm, rid, off, size, src, src_len, count, blen, sgap, 
         memmove(g, off + i * dstep, lm, src + i * sstep, nb)
 
 
-@njit(cache=True)
+@instruction
 def local_to_local_strided(lm, dst, dst_len, src, src_len, count, blen, sgap, dgap, esize, loc):
     """``data_copy(local, local, DataCopyParams(...))`` (UB to UB); all in 32-byte units."""
     _check_strided(count, blen, sgap, dgap, loc)
@@ -252,7 +253,7 @@ def local_to_local_strided(lm, dst, dst_len, src, src_len, count, blen, sgap, dg
 # ---------------------------------------------------------------------------- the pad-value register
 
 
-@njit(cache=True)
+@instruction
 def set_pad_int(st, value, esize, loc):
     """Write an integer into the pad-value register (``set_pad_value`` / ``is_pad=True``)."""
     if esize == 8 and value != 0:
@@ -261,7 +262,7 @@ def set_pad_int(st, value, esize, loc):
     st[S.PAD_VALUE_SET] = S.PAD_INT
 
 
-@njit(cache=True)
+@instruction
 def set_pad_float(st, value, esize, loc):
     """Write a float into the pad-value register (kept as float32 bits)."""
     if esize == 8 and value != 0:
@@ -270,7 +271,7 @@ def set_pad_float(st, value, esize, loc):
     st[S.PAD_VALUE_SET] = S.PAD_FLOAT
 
 
-@njit(cache=True)
+@instruction
 def set_pad_raw(st, bits, esize, loc):
     """Write raw element bits into the pad-value register (legacy ``DataCopyPadParams``)."""
     if esize == 8 and bits != 0:
@@ -303,7 +304,7 @@ def _float_bits(x, kind):
     return np.int64(f32_to_bf16(np.float32(x)))
 
 
-@njit(cache=True)
+@instruction
 def pad_bits(mode, raw, kind):
     """The pad register's value as the bits of one element of ``kind`` (low bytes used)."""
     if mode == S.PAD_RAW or (mode == S.PAD_INT and kind == K_INT):
@@ -367,7 +368,7 @@ def _check_padding(left, right, esize, loc):
         raise Fault(F_PAD_WIDTH, loc, right, esize, FIELD_RIGHT_PAD)
 
 
-@njit(cache=True)
+@instruction
 def gm_to_ub_pad(lm, st, g, dst, dst_len, rid, off, size, count, blen, sgap, dgap, left, right,
                  legacy, esize, kind, loc):
     """``data_copy_pad(ub, gm, params, pad_params)``: ``blen`` bytes per block, ``sgap`` bytes
@@ -400,7 +401,7 @@ def gm_to_ub_pad(lm, st, g, dst, dst_len, rid, off, size, count, blen, sgap, dga
             _fill_pad(lm, tail, ub + footprint - tail, defined, bits, esize)
 
 
-@njit(cache=True)
+@instruction
 def ub_to_gm_pad(g, lm, rid, off, size, src, src_len, count, blen, sgap, dgap, legacy, esize, loc):
     """``data_copy_pad(gm, ub, params)``: ``blen`` bytes per block, ``sgap`` 32-byte blocks between
     UB blocks, ``dgap`` bytes between GM blocks."""

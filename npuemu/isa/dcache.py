@@ -68,6 +68,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from .linkage import instruction
 from .. import errors
 from . import hb
 from . import state as S
@@ -408,7 +409,7 @@ def _make_model(full: bool):
     mark_written = _mark_written if full else _not_marked
     drain = _drain if full else _no_drain
 
-    @njit(cache=True)
+    @instruction
     def access(st, chk, gm, dc, rid, at, nbytes, write, geo, loc):
         """Bring the line holding bytes [at, at + nbytes) of region ``rid`` into this core's DCache.
 
@@ -443,7 +444,7 @@ def _make_model(full: bool):
             mark_written(dc, pos - data + mask, nbytes)
         return pos
 
-    @njit(cache=True)
+    @instruction
     def clean_line(st, chk, gm, dc, rid, at, geo, loc):
         nsets, ways, lsize = _unpack(geo)
         dcw = dc.view(np.int64)
@@ -457,7 +458,7 @@ def _make_model(full: bool):
             write_back(st, chk, gm, dc, dcw, base, w, lsize, data, fill, mask, loc)
         dcw[m + L_RID] = 0
 
-    @njit(cache=True)
+    @instruction
     def clean_all(st, chk, gm, dc, geo, site):
         nsets, ways, lsize = _unpack(geo)
         dcw = dc.view(np.int64)
@@ -511,7 +512,7 @@ def _touch(dcw, base, w, at, geo):
     return data + (w << lbits) + (at & ((1 << lbits) - 1))
 
 
-@njit(cache=True)
+@instruction
 def load_hit(st, dcw, rid, at, geo):
     """Position in ``dc`` of cached byte ``at`` of region ``rid`` for a read, or 0: call :func:`load`.
 
@@ -523,7 +524,7 @@ def load_hit(st, dcw, rid, at, geo):
     return _touch(dcw, base, w, at, geo)
 
 
-@njit(cache=True)
+@instruction
 def store_hit(st, dcw, rid, at, geo):
     """Position in ``dc`` to write byte ``at`` of region ``rid`` to if its line is already dirty, else 0."""
     base, w = _hit(st, dcw, rid, at, geo)
@@ -532,61 +533,61 @@ def store_hit(st, dcw, rid, at, geo):
     return _touch(dcw, base, w, at, geo)
 
 
-@njit(cache=True)
+@instruction
 def load(st, gm, dc, rid, at, nbytes, geo, loc):
     """Position in ``dc`` of the cached bytes [at, at + nbytes) of region ``rid`` (one line), for a read."""
     return _access(st, (), gm, dc, rid, at, nbytes, False, geo, loc)
 
 
-@njit(cache=True)
+@instruction
 def store(st, gm, dc, rid, at, nbytes, geo, loc):
     """Position in ``dc`` to write bytes [at, at + nbytes) of region ``rid`` (one line) to; marks it dirty."""
     return _access(st, (), gm, dc, rid, at, nbytes, True, geo, loc)
 
 
-@njit(cache=True)
+@instruction
 def clean_invalidate_line(st, gm, dc, rid, at, geo, loc):
     """``DataCacheCleanAndInvalid<SINGLE_CACHE_LINE>``: write back (if dirty) and drop the line of ``at``."""
     _clean_line(st, (), gm, dc, rid, at, geo, loc)
 
 
-@njit(cache=True)
+@instruction
 def clean_invalidate_all(st, gm, dc, geo, loc):
     """``DataCacheCleanAndInvalid<ENTIRE_DATA_CACHE>``: write back every dirty line, then drop them all."""
     _clean_all(st, (), gm, dc, geo, loc)
 
 
-@njit(cache=True)
+@instruction
 def flush_at_end(st, gm, dc, geo):
     """The entire-cache clean-and-invalidate the compiler appends to a normal kernel."""
     _clean_all(st, (), gm, dc, geo, np.int64(SITE_KERNEL_END))
 
 
-@njit(cache=True)
+@instruction
 def load_full(st, sh, gsh, gm, dc, rid, at, nbytes, geo, loc):
     """:func:`load` with the checks of level full (``sh``, ``gsh``: the race checker's arrays)."""
     return _access_full(st, (sh, gsh), gm, dc, rid, at, nbytes, False, geo, loc)
 
 
-@njit(cache=True)
+@instruction
 def store_full(st, sh, gsh, gm, dc, rid, at, nbytes, geo, loc):
     """:func:`store` with the checks of level full."""
     return _access_full(st, (sh, gsh), gm, dc, rid, at, nbytes, True, geo, loc)
 
 
-@njit(cache=True)
+@instruction
 def clean_invalidate_line_full(st, sh, gsh, gm, dc, rid, at, geo, loc):
     """:func:`clean_invalidate_line` with the checks of level full."""
     _clean_line_full(st, (sh, gsh), gm, dc, rid, at, geo, loc)
 
 
-@njit(cache=True)
+@instruction
 def clean_invalidate_all_full(st, sh, gsh, gm, dc, geo, loc):
     """:func:`clean_invalidate_all` with the checks of level full."""
     _clean_all_full(st, (sh, gsh), gm, dc, geo, loc)
 
 
-@njit(cache=True)
+@instruction
 def flush_at_end_full(st, sh, gsh, gm, dc, geo):
     """:func:`flush_at_end` with the checks of level full.
 
@@ -599,7 +600,7 @@ def flush_at_end_full(st, sh, gsh, gm, dc, geo):
 # --------------------------------------------------------------------------- DMA against the DCaches
 
 
-@njit(cache=True)
+@instruction
 def check_dma(st, dc, rid, off, nbytes, kind, loc):
     """At ``full``, before a DMA touches bytes [off, off + nbytes) of region ``rid`` (``kind``: ``hb.READ``,
     ``hb.WRITE`` or ``hb.READ_SPAN``).

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .linkage import instruction
 from .. import errors
 from . import state as S
 from .common import BLOCK, memmove
@@ -71,19 +72,19 @@ def _reserve(st, log, kind, site, n):
     return cur + HEADER_WORDS
 
 
-@njit(cache=True)
+@instruction
 def printf_begin(st, log, site, nargs, loc):
     """Reserve a printf record for ``nargs`` arguments (written with ``put_int``/``put_float``)."""
     return _reserve(st, log, REC_PRINTF, site, nargs)
 
 
-@njit(cache=True)
+@instruction
 def put_int(log, p, i, value):
     if p >= 0:
         log[p + i] = value
 
 
-@njit(cache=True)
+@instruction
 def put_float(log, p, i, value):
     if p >= 0:
         log[p + i] = np.float64(value).view(np.int64)
@@ -111,7 +112,7 @@ def _write_dump(st, log, site, desc, n, address, esize, src, src_off):
     memmove(log, (p + DUMP_FIELDS) * 8, src, src_off, n * esize)
 
 
-@njit(cache=True)
+@instruction
 def dump_local(st, log, lm, addr, length, hw, desc, n, site, esize, loc):
     """``dump_tensor(local, desc, n)``: the address printed is the offset inside the tensor's memory."""
     _check_size(n, loc)
@@ -122,7 +123,7 @@ def dump_local(st, log, lm, addr, length, hw, desc, n, site, esize, loc):
     _write_dump(st, log, site, desc, n, addr - st[S.SEG_BASE + hw], esize, lm, addr)
 
 
-@njit(cache=True)
+@instruction
 def dump_gm(st, log, g, rid, off, size, desc, n, site, esize, loc):
     """``dump_tensor(global, desc, n)``: the address printed is npuemu's virtual GM address."""
     _check_size(n, loc)

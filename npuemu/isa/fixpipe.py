@@ -48,6 +48,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .linkage import instruction
 from .. import errors
 from ..language.enums import Hardware, QuantModes
 from ..numerics.half import f32_to_bf16, f32_to_f16
@@ -105,7 +106,7 @@ REQ8 = int(QuantModes.REQ8)
 VREQ8 = int(QuantModes.VREQ8)
 
 
-@njit(cache=True)
+@instruction
 def set_pre_quant(st, config, loc):
     """``set_fix_pipe_pre_quant_flag(config)``: the scalar quantisation word."""
     st[ST_PRE_QUANT] = config
@@ -141,7 +142,7 @@ def _offset(word):
     return o - 512 if o >= 256 else o
 
 
-@njit(cache=True)
+@instruction
 def fixpipe(st, lm, out, dst, dst_len, to_l1, rid, size, src, src_len, scales, scales_len, src_kind, out_kind,
             n_size, m_size, src_stride, dst_stride, mode, deq_scalar, nd_num, src_nd_stride, dst_nd_stride, relu,
             unit_flag, nz_out, loc):

@@ -96,6 +96,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from .linkage import instruction
 from .. import errors
 from ..language.enums import Hardware, HardEvent, PipeID
 from . import shadow_ranges as R
@@ -185,6 +186,7 @@ GH_NBYTES = 2
 GH_OBJ = 3             # offset of the sync objects (system region only, else 0)
 GH_PART = 4            # words per core list
 GH_DIRTY = 5           # 1 once a cross-core primitive has written the sync objects
+GH_UNINIT = 6          # 1: the host passed the region uninitialised (a workspace): reading unwritten bytes is an error
 GH = 8
 GM_WIDTH = 4
 
@@ -310,12 +312,15 @@ def new_core_shadow(slot: int, ncores: int, lm_bytes: int) -> np.ndarray:
     return _lend(key, sh)
 
 
-def new_gm_shadows(sizes: list[int], ncores: int, online: bool) -> tuple[np.ndarray, ...]:
+def new_gm_shadows(sizes: list[int], ncores: int, online: bool,
+                   uninitialized: list[bool] | None = None) -> tuple[np.ndarray, ...]:
     """The GM shadows of a launch: one per region, the last one npuemu's system region.
 
     ``online``: the cores wait for each other and run one at a time, so each
     access checks the other cores' ranges as it happens; otherwise
     :func:`cross_core_conflict` compares them after the launch.
+    ``uninitialized[i]``: region ``i`` holds nothing the host wrote, so a read
+    of bytes no core has written is reported.
     """
     out = []
     for i, nbytes in enumerate(sizes):
@@ -328,6 +333,7 @@ def new_gm_shadows(sizes: list[int], ncores: int, online: bool) -> tuple[np.ndar
             g[GH + ncores * part:] = 0
         g[:GH] = 0
         g[GH_NCORES], g[GH_ONLINE], g[GH_NBYTES], g[GH_PART] = ncores, int(online), nbytes, part
+        g[GH_UNINIT] = int(bool(uninitialized and uninitialized[i]))
         g[GH_OBJ] = GH + ncores * part if system else 0
         lists = GH + np.arange(ncores, dtype=np.int64) * part
         g[lists + R.L_COUNT] = 0
@@ -345,6 +351,7 @@ F_UNINIT_LOCAL = 761
 F_RACE_GM = 762
 F_RACE_GM_CORES = 763
 F_SYNC_OBJECT = 764
+F_UNINIT_GM = 765
 
 _EVENT_OF = {(PIPE_NAMES.index(e.name.split("_")[0]), PIPE_NAMES.index(e.name.split("_")[1])): e.name
              for e in HardEvent}
@@ -409,6 +416,13 @@ def _render_uninit(a: int, b: int, c: int, env: Any) -> str:
             f"hardware this reads whatever an earlier kernel left there")
 
 
+def _render_uninit_gm(a: int, b: int, c: int, env: Any) -> str:
+    pipe, _, _, _, rid, _, _ = unpack_detail(c)
+    return (f"{PIPE_NAMES[pipe]} read of GM bytes [{a}, {b}) of {env.region(rid)}, which nothing has written: "
+            f"the host passed that buffer uninitialised and no write ordered before this read filled these "
+            f"bytes, so on hardware it reads whatever was left in that memory")
+
+
 def _render_gm_race(a: int, b: int, c: int, env: Any) -> str:
     pipe, write, other, owrite, rid, _, oloc = unpack_detail(c)
     return (f"{hazard(write, owrite)}: {PIPE_NAMES[pipe]} {_KIND[write]} of GM bytes [{a}, {b}) of "
@@ -428,6 +442,7 @@ register({
     F_RACE_LOCAL: (errors.RaceError, _render_local_race),
     F_UNINIT_LOCAL: (errors.UninitializedReadError, _render_uninit),
     F_RACE_GM: (errors.RaceError, _render_gm_race),
+    F_UNINIT_GM: (errors.UninitializedReadError, _render_uninit_gm),
     F_RACE_GM_CORES: (errors.RaceError, _render_gm_cores),
     F_SYNC_OBJECT: (errors.KernelFault,
                     lambda a, b, c, env: f"internal error: race-checker sync object {a} outside 0..{b - 1}"),
@@ -462,14 +477,18 @@ def _snapshot(sh, p, slot, target):
 
 
 @njit(cache=True, inline="always")
+def _max_into(dst, d, src, s, n):
+    """``dst[d:d + n] = max(dst[d:d + n], src[s:s + n])``: merge clock vectors."""
+    for i in range(n):
+        if src[s + i] > dst[d + i]:
+            dst[d + i] = src[s + i]
+
+
+@njit(cache=True, inline="always")
 def _propagate_scalar(sh):
     """The scalar unit issues every instruction: whatever S has waited for, every pipe now knows."""
-    rs = _row(S)
     for p in range(1, N_PIPES):
-        r = _row(p)
-        for q in range(1, N_PIPES):
-            if sh[rs + q] > sh[r + q]:
-                sh[r + q] = sh[rs + q]
+        _max_into(sh, _row(p) + 1, sh, _row(S) + 1, N_PIPES - 1)
 
 
 @njit(cache=True, inline="always")
@@ -477,10 +496,7 @@ def _join(sh, p, slot):
     """Pipe ``p`` waits for snapshot ``slot``; an empty slot (never published) is a no-op."""
     if sh[slot] == 0:
         return
-    r = _row(p)
-    for q in range(N_PIPES):
-        if sh[slot + 1 + q] > sh[r + q]:
-            sh[r + q] = sh[slot + 1 + q]
+    _max_into(sh, _row(p), sh, slot + 1, N_PIPES)
     if p == S:
         _propagate_scalar(sh)
 
@@ -490,7 +506,7 @@ def _ok_event(event, event_id):
     return 0 <= event < ST.N_EVENTS and 0 <= event_id < ST.N_EVENT_IDS
 
 
-@njit(cache=True)
+@instruction
 def set_flag(st, sh, event, event_id, loc):
     """``set_flag(event, id)``: the source pipe publishes into the flag's slot."""
     if not _ok_event(event, event_id):
@@ -498,7 +514,7 @@ def set_flag(st, sh, event, event_id, loc):
     _snapshot(sh, EVENT_SRC[event], FSNAP + (event * ST.N_EVENT_IDS + event_id) * SNAP, EVENT_DST[event])
 
 
-@njit(cache=True)
+@instruction
 def wait_flag(st, sh, event, event_id, loc):
     """``wait_flag(event, id)``: the destination pipe joins what the set published."""
     if not _ok_event(event, event_id):
@@ -508,7 +524,7 @@ def wait_flag(st, sh, event, event_id, loc):
     sh[slot] = 0
 
 
-@njit(cache=True)
+@instruction
 def barrier_all(st, sh, loc):
     """``pipe_barrier(PIPE_ALL)`` / ``data_sync_barrier``: every pipe learns everything; all publish."""
     for q in range(N_PIPES):
@@ -541,7 +557,7 @@ def _block(st, qid, addr):
     return rel // blk
 
 
-@njit(cache=True)
+@instruction
 def queue_publish(st, sh, qid, addr, pipe, target, loc):
     """``enque`` (producer publishes for the consumer) or ``free_tensor`` (consumer for the producer)."""
     b = _block(st, qid, addr)
@@ -549,7 +565,7 @@ def queue_publish(st, sh, qid, addr, pipe, target, loc):
         _snapshot(sh, pipe, _qslot(qid, b), target)
 
 
-@njit(cache=True)
+@instruction
 def queue_join(st, sh, qid, addr, pipe, loc):
     """``deque`` (consumer waits for the enque) or ``alloc_tensor`` (producer waits for the free)."""
     b = _block(st, qid, addr)
@@ -559,7 +575,7 @@ def queue_join(st, sh, qid, addr, pipe, loc):
         sh[slot] = 0
 
 
-@njit(cache=True)
+@instruction
 def pipe_reset(st, sh, loc):
     """``TPipe.reset()`` first waits for every freed buffer's flag, as the library does."""
     for i in range(ST.MAX_QUEUES * ST.MAX_QUEUE_BLOCKS):
@@ -580,56 +596,44 @@ def pipe_reset(st, sh, loc):
 
 
 @njit(cache=True)
-def _release(st, sh, g, pipe, obj, loc):
-    ncores = sh[H_NCORES]
-    width = ncores * N_PIPES
+def _sync_object(sh, g, pipe, obj, loc):
+    """Where sync object ``obj``'s clocks start in ``g`` (-1: nothing to record for this pipe)."""
     if obj < 0 or obj >= MAX_SYNC_OBJECTS:
         raise Fault(F_SYNC_OBJECT, loc, obj, MAX_SYNC_OBJECTS, 0)
     if pipe < 0 or pipe >= N_PIPES or g[GH_OBJ] == 0:
+        return -1
+    return g[GH_OBJ] + obj * sh[H_NCORES] * N_PIPES
+
+
+@njit(cache=True)
+def _release(st, sh, g, pipe, obj, loc):
+    base = _sync_object(sh, g, pipe, obj, loc)
+    if base < 0:
         return
     g[GH_DIRTY] = 1
-    base = g[GH_OBJ] + obj * width
-    rvc = sh[H_RVC]
-    for i in range(width):
-        if sh[rvc + i] > g[base + i]:
-            g[base + i] = sh[rvc + i]
-    own = base + sh[H_SLOT] * N_PIPES
-    r = _row(pipe)
-    for q in range(N_PIPES):
-        if sh[r + q] > g[own + q]:
-            g[own + q] = sh[r + q]
+    _max_into(g, base, sh, sh[H_RVC], sh[H_NCORES] * N_PIPES)          # what this core knows of all cores
+    _max_into(g, base + sh[H_SLOT] * N_PIPES, sh, _row(pipe), N_PIPES)   # and what the releasing pipe did
     sh[H_PUB + pipe] = 1
 
 
 @njit(cache=True)
 def _acquire(st, sh, g, pipe, obj, loc):
-    ncores = sh[H_NCORES]
-    width = ncores * N_PIPES
-    if obj < 0 or obj >= MAX_SYNC_OBJECTS:
-        raise Fault(F_SYNC_OBJECT, loc, obj, MAX_SYNC_OBJECTS, 0)
-    if pipe < 0 or pipe >= N_PIPES or g[GH_OBJ] == 0:
+    base = _sync_object(sh, g, pipe, obj, loc)
+    if base < 0:
         return
-    base = g[GH_OBJ] + obj * width
-    rvc = sh[H_RVC]
-    for i in range(width):
-        if g[base + i] > sh[rvc + i]:
-            sh[rvc + i] = g[base + i]
-    own = base + sh[H_SLOT] * N_PIPES
-    r = _row(pipe)
-    for q in range(N_PIPES):
-        if g[own + q] > sh[r + q]:
-            sh[r + q] = g[own + q]
+    _max_into(sh, sh[H_RVC], g, base, sh[H_NCORES] * N_PIPES)
+    _max_into(sh, _row(pipe), g, base + sh[H_SLOT] * N_PIPES, N_PIPES)
     if pipe == S:
         _propagate_scalar(sh)
 
 
-@njit(cache=True)
+@instruction
 def release(st, sh, gsh, pipe, obj, loc):
     """Pipe ``pipe`` of this core releases sync object ``obj`` (its past accesses become visible)."""
     _release(st, sh, gsh[len(gsh) - 1], pipe, obj, loc)
 
 
-@njit(cache=True)
+@instruction
 def acquire(st, sh, gsh, pipe, obj, loc):
     """Pipe ``pipe`` of this core acquires ``obj``: it is now ordered after every release of it."""
     _acquire(st, sh, gsh[len(gsh) - 1], pipe, obj, loc)
@@ -766,6 +770,64 @@ def _check_gm(g, lst, off, end, write, known, base):
 
 
 @njit(cache=True)
+def _written_until(g, lst, p, end):
+    """The end of the run of bytes from ``p`` (at most ``end``) that list ``lst`` records as written."""
+    count = g[lst + L_COUNT]
+    i = R.first_after(g, lst, p)
+    while i < count and p < end:
+        r = R.rec(g, lst, i)
+        if g[r + F_START] > p or g[r + F_W] == 0:
+            break
+        p = g[r + F_END]
+        i += 1
+    return min(p, end)
+
+
+@njit(cache=True)
+def _first_unwritten(g, me, off, end):
+    """The first byte of [off, end) no core has written (-1: none).
+
+    Only the reading core's own writes count unless the cores run one at a
+    time (``GH_ONLINE``): otherwise another core's write is unordered anyway,
+    a race reported after the launch.  A list that overflowed lost writes, so
+    then nothing is reported.
+    """
+    ncores = g[GH_NCORES]
+    for c in range(ncores):
+        if g[_part(g, c) + L_OVER] != 0:
+            return -1
+    p = off
+    while p < end:
+        best = p
+        for c in range(ncores):
+            if c == me or g[GH_ONLINE] != 0:
+                best = max(best, _written_until(g, _part(g, c), p, end))
+        if best == p:
+            return p
+        p = best
+    return -1
+
+
+@njit(cache=True)
+def _unwritten_end(g, me, p, end):
+    """The end of the run of unwritten bytes from ``p`` (an unwritten byte) within [p, end), for the message."""
+    q = end
+    for c in range(g[GH_NCORES]):
+        if c == me or g[GH_ONLINE] != 0:
+            lst = _part(g, c)
+            i = R.first_after(g, lst, p)
+            while i < g[lst + L_COUNT]:
+                r = R.rec(g, lst, i)
+                if g[r + F_START] >= q:
+                    break
+                if g[r + F_W] != 0:
+                    q = max(p + 1, g[r + F_START])
+                    break
+                i += 1
+    return q
+
+
+@instruction
 def gm(st, sh, g, rid, pipe, off, nbytes, write, loc):
     """Check and record a DMA access of pipe ``pipe`` to bytes [off, off + nbytes) of GM region ``rid``."""
     if nbytes <= 0 or off < 0 or off + nbytes > g[GH_NBYTES] or pipe < 0 or pipe >= N_PIPES:
@@ -787,6 +849,10 @@ def gm(st, sh, g, rid, pipe, off, nbytes, write, loc):
                     lo, hi = max(off, g[r + F_START]), min(end, g[r + F_END])
                     raise Fault(F_RACE_GM_CORES, loc, lo, hi,
                                 _detail(pipe, write, _pipe(other), okind, rid, _loc(other), c))
+    if write == READ and g[GH_UNINIT] != 0:
+        gap = _first_unwritten(g, me, off, end)
+        if gap >= 0:
+            raise Fault(F_UNINIT_GM, loc, gap, _unwritten_end(g, me, gap, end), _detail(pipe, 0, 0, 0, rid, 0, 0))
     stamp = _stamp(_epoch(sh, pipe), loc, pipe)
     slot = -1 if write else 0
     if not R.apply(g, lst, off, end, slot, stamp):
@@ -798,7 +864,7 @@ def gm(st, sh, g, rid, pipe, off, nbytes, write, loc):
 # --------------------------------------------------------------------------- after the launch
 
 
-@njit(cache=True)
+@instruction
 def cross_core_conflict(g):
     """The first byte range one core writes and another core accesses, in a launch without cross-core sync.
 

@@ -36,17 +36,20 @@ not documented):
   round to nearest even, or half away from zero after
   ``set_hf32_trans_mode(True)``).
 
-The multiply runs as a NumPy ``matmul`` on dense float32/float64 copies of
-the operands, called through ``numba.objmode``: the gather into dense
-matrices is O(mk + kn + mn) compiled code, the O(mnk) work is BLAS.
+The multiply runs as a NumPy ``matmul`` called through ``numba.objmode``:
+compiled code gathers the fractals into dense matrices of raw elements (slice
+copies, O(mk + kn)), NumPy converts them to float32 (float64 for int8; its
+float16 conversion is vectorised) and BLAS does the O(mnk) work.  A launch
+whose cores run in parallel holds BLAS at one thread
+(:mod:`npuemu.runtime.blas_threads`).
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit, objmode
 
+from .linkage import instruction
 from ..language.enums import Hardware
-from ..numerics.half import bf16_to_f32, f16_to_f32
 from . import cube_common as cc
 from . import state as S
 
@@ -69,13 +72,13 @@ L0C_ALIGN = 1024        # 256 float32/int32 elements
 BIAS_ALIGN = 128
 
 
-@njit(cache=True)
+@instruction
 def set_hf32_mode(st, mode, loc):
     """``set_hf32_mode(mode)``: later float32 mmads round their inputs to HF32 while it is set."""
     st[ST_HF32_MODE] = 1 if mode else 0
 
 
-@njit(cache=True)
+@instruction
 def set_hf32_trans_mode(st, mode, loc):
     """``set_hf32_trans_mode(mode)``: HF32 rounding, nearest even (False) or half away from zero (True)."""
     st[ST_HF32_TRANS] = 1 if mode else 0
@@ -94,7 +97,7 @@ def _hf32(x, away):
     return np.uint32(u).view(np.float32)
 
 
-@njit(cache=True)
+@instruction
 def mmad(st, lm, dst, dst_len, fm, fm_len, flt, flt_len, bias, bias_len, bias_kind, m, n, k, unit_flag,
          cmatrix_source, init_val, kind, loc):
     """``mmad(dst, fm, filter[, bias], MmadParams(m, n, k, unit_flag, cmatrix_source, cmatrix_init_val))``.
@@ -149,110 +152,77 @@ def mmad(st, lm, dst, dst_len, fm, fm_len, flt, flt_len, bias, bias_len, bias_ki
         _mmad_float(lm, dst, fm, flt, src, src_kind, m1, k1, n1, k, gemv, kind, hf32, st[ST_HF32_TRANS] != 0)
 
 
-@njit(cache=True, inline="always")
-def _value(raw, kind, hf32, away):
-    """One raw input element (int64 bits; int8 already sign-extended) as float32 (float64 for int8)."""
-    if kind == IN_F16:
-        return f16_to_f32(np.uint16(raw))
-    if kind == IN_BF16:
-        return bf16_to_f32(np.uint16(raw))
-    v = np.uint32(raw & 0xFFFFFFFF).view(np.float32)
-    return _hf32(v, away) if hf32 else v
-
-
 @njit(cache=True)
-def _gather_float(lm, fm, flt, m1, k1, n1, k, gemv, kind, hf32, away):
-    """A as a dense (m1*16) x k float32 matrix and B^T as a dense (n1*16) x k one."""
-    esize = 4 if kind == IN_F32 else 2
-    k0 = 32 // esize
-    a = np.zeros((m1 * 16, k), np.float32)
-    bt = np.empty((n1 * 16, k), np.float32)
-    if esize == 2:
-        if gemv:
-            va = lm[fm:fm + k * 2].view(np.uint16)
-            for kk in range(k):
-                a[0, kk] = _value(np.int64(va[kk]), kind, hf32, away)
-        else:
-            for mi in range(m1):
-                for ki in range(k1):
-                    fa = lm[fm + (mi * k1 + ki) * 512:fm + (mi * k1 + ki + 1) * 512].view(np.uint16)
-                    w = min(k0, k - ki * k0)
-                    for r in range(16):
-                        for c in range(w):
-                            a[mi * 16 + r, ki * k0 + c] = _value(np.int64(fa[r * k0 + c]), kind, hf32, away)
-        for ki in range(k1):
-            h = min(k0, k - ki * k0)
-            for ni in range(n1):
-                fb = lm[flt + (ki * n1 + ni) * 512:flt + (ki * n1 + ni + 1) * 512].view(np.uint16)
-                for c in range(16):
-                    for r in range(h):
-                        bt[ni * 16 + c, ki * k0 + r] = _value(np.int64(fb[c * k0 + r]), kind, hf32, away)
-    else:
-        if gemv:
-            va = lm[fm:fm + k * 4].view(np.uint32)
-            for kk in range(k):
-                a[0, kk] = _value(np.int64(va[kk]), kind, hf32, away)
-        else:
-            for mi in range(m1):
-                for ki in range(k1):
-                    fa = lm[fm + (mi * k1 + ki) * 512:fm + (mi * k1 + ki + 1) * 512].view(np.uint32)
-                    w = min(k0, k - ki * k0)
-                    for r in range(16):
-                        for c in range(w):
-                            a[mi * 16 + r, ki * k0 + c] = _value(np.int64(fa[r * k0 + c]), kind, hf32, away)
-        for ki in range(k1):
-            h = min(k0, k - ki * k0)
-            for ni in range(n1):
-                fb = lm[flt + (ki * n1 + ni) * 512:flt + (ki * n1 + ni + 1) * 512].view(np.uint32)
-                for c in range(16):
-                    for r in range(h):
-                        bt[ni * 16 + c, ki * k0 + r] = _value(np.int64(fb[c * k0 + r]), kind, hf32, away)
-    return a, bt
+def _dense(v, fm, flt, m1, k1, n1, k, gemv, k0):
+    """A as a dense (m1*16) x k matrix and B^T as a dense (n1*16) x k one, raw elements of ``v``.
 
-
-@njit(cache=True)
-def _gather_s8(lm, fm, flt, m1, k1, n1, k, gemv):
-    """int8 A and B^T as float64 matrices (exact)."""
-    a = np.zeros((m1 * 16, k), np.float64)
-    bt = np.empty((n1 * 16, k), np.float64)
+    ``v`` is local memory viewed as the input's element type (bits for the
+    floating-point kinds); ``fm``/``flt`` are element offsets.  A fractal row
+    of A and a fractal column of B (stored column-major) are ``k0``
+    consecutive elements, so both gathers are runs of slice copies.
+    """
+    a = np.zeros((m1 * 16, k), v.dtype)
+    bt = np.empty((n1 * 16, k), v.dtype)
+    fractal = 16 * k0
     if gemv:
-        for kk in range(k):
-            a[0, kk] = np.int8(lm[fm + kk])
+        a[0, :] = v[fm:fm + k]
     else:
         for mi in range(m1):
             for ki in range(k1):
-                fa = fm + (mi * k1 + ki) * 512
-                w = min(32, k - ki * 32)
+                f = fm + (mi * k1 + ki) * fractal
+                w = min(k0, k - ki * k0)
                 for r in range(16):
-                    for c in range(w):
-                        a[mi * 16 + r, ki * 32 + c] = np.int8(lm[fa + r * 32 + c])
+                    a[mi * 16 + r, ki * k0:ki * k0 + w] = v[f + r * k0:f + r * k0 + w]
     for ki in range(k1):
-        h = min(32, k - ki * 32)
+        h = min(k0, k - ki * k0)
         for ni in range(n1):
-            fb = flt + (ki * n1 + ni) * 512
+            f = flt + (ki * n1 + ni) * fractal
             for c in range(16):
-                for r in range(h):
-                    bt[ni * 16 + c, ki * 32 + r] = np.int8(lm[fb + c * 32 + r])
+                bt[ni * 16 + c, ki * k0:ki * k0 + h] = v[f + c * k0:f + c * k0 + h]
     return a, bt
 
 
 @njit(cache=True)
-def _matmul_t32(a, bt, out):
-    with objmode():
-        np.matmul(a, bt.T, out=out)
+def _round_hf32(x, away):
+    """Round every element of the float32 bits ``x`` to HF32, in place."""
+    flat = x.reshape(-1)
+    for i in range(flat.size):
+        flat[i] = np.float32(_hf32(np.uint32(flat[i]).view(np.float32), away)).view(np.uint32)
 
 
 @njit(cache=True)
-def _matmul_t64(a, bt, out):
+def _product_float(a, bt, kind, out):
+    """``out = A @ B`` in float32 from raw float16/bfloat16/float32 bits (NumPy converts and multiplies)."""
     with objmode():
-        np.matmul(a, bt.T, out=out)
+        if kind == IN_F16:
+            fa, fb = a.view(np.float16).astype(np.float32), bt.view(np.float16).astype(np.float32)
+        elif kind == IN_BF16:
+            fa = (a.astype(np.uint32) << np.uint32(16)).view(np.float32)
+            fb = (bt.astype(np.uint32) << np.uint32(16)).view(np.float32)
+        else:
+            fa, fb = a.view(np.float32), bt.view(np.float32)
+        np.matmul(fa, fb.T, out=out)
+
+
+@njit(cache=True)
+def _product_s8(a, bt, out):
+    """``out = A @ B`` from int8 operands, exact in float64 (|sum| < 2**26 for k <= 4095)."""
+    with objmode():
+        np.matmul(a.astype(np.float64), bt.astype(np.float64).T, out=out)
 
 
 @njit(cache=True)
 def _mmad_float(lm, dst, fm, flt, src, src_kind, m1, k1, n1, k, gemv, kind, hf32, away):
-    a, bt = _gather_float(lm, fm, flt, m1, k1, n1, k, gemv, kind, hf32, away)
     p = np.empty((m1 * 16, n1 * 16), np.float32)
-    _matmul_t32(a, bt, p)
+    if kind == IN_F32:
+        a32, bt32 = _dense(lm.view(np.uint32), fm // 4, flt // 4, m1, k1, n1, k, gemv, 8)
+        if hf32:
+            _round_hf32(a32, away)
+            _round_hf32(bt32, away)
+        _product_float(a32, bt32, kind, p)
+    else:
+        a16, bt16 = _dense(lm.view(np.uint16), fm // 2, flt // 2, m1, k1, n1, k, gemv, 16)
+        _product_float(a16, bt16, kind, p)
     nbytes = m1 * n1 * 1024
     cv = lm[dst:dst + nbytes].view(np.float32)
     if src_kind == BIAS_MATRIX:
@@ -266,24 +236,24 @@ def _mmad_float(lm, dst, fm, flt, src, src_kind, m1, k1, n1, k, gemv, kind, hf32
         for ni in range(n1):
             base = (ni * m1 + mi) * 256
             for r in range(rows):
-                pr = mi * 16 + r
+                pr = p[mi * 16 + r, ni * 16:ni * 16 + 16]
                 o = base + r * 16
                 if src_kind == BIAS_MATRIX:
                     for c in range(16):
-                        cv[o + c] = np.float32(sv[o + c] + p[pr, ni * 16 + c])
+                        cv[o + c] = np.float32(sv[o + c] + pr[c])
                 elif src_kind == BIAS_TABLE:
                     for c in range(16):
-                        cv[o + c] = np.float32(sv[ni * 16 + c] + p[pr, ni * 16 + c])
+                        cv[o + c] = np.float32(sv[ni * 16 + c] + pr[c])
                 else:
                     for c in range(16):
-                        cv[o + c] = p[pr, ni * 16 + c]
+                        cv[o + c] = pr[c]
 
 
 @njit(cache=True)
 def _mmad_s8(lm, dst, fm, flt, src, src_kind, m1, k1, n1, k, gemv):
-    a, bt = _gather_s8(lm, fm, flt, m1, k1, n1, k, gemv)
+    a, bt = _dense(lm.view(np.int8), fm, flt, m1, k1, n1, k, gemv, 32)
     p = np.empty((m1 * 16, n1 * 16), np.float64)
-    _matmul_t64(a, bt, p)
+    _product_s8(a, bt, p)
     nbytes = m1 * n1 * 1024
     cv = lm[dst:dst + nbytes].view(np.int32)
     if src_kind == BIAS_MATRIX:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from .linkage import instruction
 from .. import errors
 from ..language.enums import Hardware, TPosition
 from . import hb
@@ -151,7 +152,7 @@ def _carve(st, hw, nbytes, nbufs, max_bufs, loc):
     return st[S.SEG_BASE + hw] + cur
 
 
-@njit(cache=True)
+@instruction
 def init_queue(st, qid, pos, hw, num, length, depth, max_bufs, loc):
     q = S.QUEUE_BASE + qid * S.QUEUE_STRIDE
     if st[q + S.Q_NBLK] != 0:
@@ -175,7 +176,7 @@ def init_queue(st, qid, pos, hw, num, length, depth, max_bufs, loc):
         st[q + S.Q_STATE + b] = S.BLK_FREE
 
 
-@njit(cache=True)
+@instruction
 def alloc_tensor(st, qid, max_per_pos, loc):
     """A free block of the queue: returns (absolute address, block length in bytes)."""
     q = S.QUEUE_BASE + qid * S.QUEUE_STRIDE
@@ -208,7 +209,7 @@ def _block_of(st, q, addr, loc):
     return rel // blk
 
 
-@njit(cache=True)
+@instruction
 def enque(st, qid, addr, loc):
     q = S.QUEUE_BASE + qid * S.QUEUE_STRIDE
     b = _block_of(st, q, addr, loc)
@@ -224,7 +225,7 @@ def enque(st, qid, addr, loc):
     st[q + S.Q_STATE + b] = S.BLK_ENQUEUED
 
 
-@njit(cache=True)
+@instruction
 def deque(st, qid, loc):
     """The oldest enqueued block: returns (absolute address, block length in bytes)."""
     q = S.QUEUE_BASE + qid * S.QUEUE_STRIDE
@@ -241,7 +242,7 @@ def deque(st, qid, loc):
     return st[q + S.Q_BASE] + b * st[q + S.Q_BLKLEN], st[q + S.Q_BLKLEN]
 
 
-@njit(cache=True)
+@instruction
 def free_tensor(st, qid, addr, loc):
     q = S.QUEUE_BASE + qid * S.QUEUE_STRIDE
     b = _block_of(st, q, addr, loc)
@@ -252,12 +253,12 @@ def free_tensor(st, qid, addr, loc):
     st[S.POS_ALLOC + st[q + S.Q_POS]] -= 1
 
 
-@njit(cache=True)
+@instruction
 def queue_count(st, qid, loc):
     return st[S.QUEUE_BASE + qid * S.QUEUE_STRIDE + S.Q_COUNT]
 
 
-@njit(cache=True)
+@instruction
 def queue_has_idle(st, qid, loc):
     q = S.QUEUE_BASE + qid * S.QUEUE_STRIDE
     for b in range(st[q + S.Q_NBLK]):
@@ -266,7 +267,7 @@ def queue_has_idle(st, qid, loc):
     return False
 
 
-@njit(cache=True)
+@instruction
 def init_tbuf(st, bid, hw, length, max_bufs, loc):
     t = S.TBUF_BASE + bid * S.TBUF_STRIDE
     if st[t + 1] != 0:
@@ -278,7 +279,7 @@ def init_tbuf(st, bid, hw, length, max_bufs, loc):
     st[t + 1] = blk
 
 
-@njit(cache=True)
+@instruction
 def tbuf_get(st, bid, nbytes, offset, loc):
     """Absolute address of ``nbytes`` at byte ``offset`` of a TBuf (nbytes -1: up to its end)."""
     t = S.TBUF_BASE + bid * S.TBUF_STRIDE
@@ -294,12 +295,12 @@ def tbuf_get(st, bid, nbytes, offset, loc):
     return st[t] + offset, nbytes
 
 
-@njit(cache=True)
+@instruction
 def tbuf_size(st, bid, loc):
     return st[S.TBUF_BASE + bid * S.TBUF_STRIDE + 1]
 
 
-@njit(cache=True)
+@instruction
 def pipe_reset(st, loc):
     """TPipe.reset(): every queue and buffer forgets its memory; allocation starts over."""
     for hw in range(S.N_HARDWARE):

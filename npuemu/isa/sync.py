@@ -38,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .linkage import instruction
 from .. import errors
 from ..language.enums import HardEvent, MemDsbT, PipeID
 from . import state as S
@@ -156,7 +157,7 @@ def _flag_slot(st, event, event_id, op, loc):
     return event * S.N_EVENT_IDS + event_id
 
 
-@njit(cache=True)
+@instruction
 def set_flag(st, event, event_id, loc):
     """``set_flag(HardEvent(event), event_id)``."""
     i = _flag_slot(st, event, event_id, 0, loc)
@@ -166,7 +167,7 @@ def set_flag(st, event, event_id, loc):
     st[S.FLAG_LOC + i] = loc
 
 
-@njit(cache=True)
+@instruction
 def wait_flag(st, event, event_id, loc):
     """``wait_flag(HardEvent(event), event_id)``: consumes the flag."""
     i = _flag_slot(st, event, event_id, 1, loc)
@@ -175,7 +176,7 @@ def wait_flag(st, event, event_id, loc):
     st[S.FLAGS + i] = 0
 
 
-@njit(cache=True)
+@instruction
 def check_flags_clear(st):
     """At kernel end: no flag may be left set (the fault points at the set_flag)."""
     for i in range(S.N_EVENTS * S.N_EVENT_IDS):
@@ -183,7 +184,7 @@ def check_flags_clear(st):
             raise Fault(F_FLAG_LEFT, st[S.FLAG_LOC + i], i // S.N_EVENT_IDS, i % S.N_EVENT_IDS, 0)
 
 
-@njit(cache=True)
+@instruction
 def pipe_barrier(st, pipe, loc):
     """``pipe_barrier(PipeID(pipe))``: execution is already in order; check the pipe exists here."""
     if pipe < 0 or pipe >= N_PIPES:
@@ -196,7 +197,7 @@ def pipe_barrier(st, pipe, loc):
         raise Fault(F_PIPE_CORE, loc, pipe, core, 0)
 
 
-@njit(cache=True)
+@instruction
 def data_sync_barrier(st, arg, loc):
     """``data_sync_barrier(MemDsbT(arg))``: memory accesses complete at issue here; check the argument."""
     if arg < 0 or arg >= N_DSB:
@@ -216,7 +217,7 @@ def _free_id(st, event):
     return S.N_EVENT_IDS
 
 
-@njit(cache=True)
+@instruction
 def alloc_event_id(st, event, loc):
     """``TPipe.alloc_event_id(event)``: take the lowest free id of ``event``."""
     if event < 0 or event >= S.N_EVENTS:
@@ -228,7 +229,7 @@ def alloc_event_id(st, event, loc):
     return np.int64(i)
 
 
-@njit(cache=True)
+@instruction
 def fetch_event_id(st, event, loc):
     """``TPipe.fetch_event_id(event)``: the id alloc_event_id would take, left free."""
     if event < 0 or event >= S.N_EVENTS:
@@ -239,7 +240,7 @@ def fetch_event_id(st, event, loc):
     return np.int64(i)
 
 
-@njit(cache=True)
+@instruction
 def release_event_id(st, event, event_id, loc):
     """``TPipe.release_event_id(id, event)``: give an allocated id back to the pool."""
     if event < 0 or event >= S.N_EVENTS:

@@ -14,6 +14,7 @@ from . import state as S
 from . import dcache
 from .common import check_aligned
 from .fault import Fault, register
+from .linkage import instruction
 
 F_STATIC_OOB = 1000
 F_SUB_OOB = 1001
@@ -120,44 +121,31 @@ def _make_access(dtype):
     # give for a hit, or else gm_get / gm_set (a miss, or the first write to a clean line).  A binary
     # built for check level full asks gm_get_full / gm_set_full for every access.
 
-    @njit(cache=True)
+    @instruction
     def gm_get(st, gm, dc, rid, at, geo, loc):
         return dcache.load(st, gm, dc, rid, at, np.int64(esize), geo, loc)
 
-    @njit(cache=True)
+    @instruction
     def gm_set(st, gm, dc, rid, at, geo, loc):
         return dcache.store(st, gm, dc, rid, at, np.int64(esize), geo, loc)
 
-    @njit(cache=True)
+    @instruction
     def gm_get_full(st, sh, gsh, gm, dc, rid, at, geo, loc):
         return dcache.load_full(st, sh, gsh, gm, dc, rid, at, np.int64(esize), geo, loc)
 
-    @njit(cache=True)
+    @instruction
     def gm_set_full(st, sh, gsh, gm, dc, rid, at, geo, loc):
         return dcache.store_full(st, sh, gsh, gm, dc, rid, at, np.int64(esize), geo, loc)
 
     return local_get, local_set, gm_get, gm_set, gm_get_full, gm_set_full
 
 
-(local_get_i8, local_set_i8, gm_get_i8, gm_set_i8, gm_get_i8_full,
- gm_set_i8_full) = _make_access(np.int8)
-(local_get_u8, local_set_u8, gm_get_u8, gm_set_u8, gm_get_u8_full,
- gm_set_u8_full) = _make_access(np.uint8)
-(local_get_i16, local_set_i16, gm_get_i16, gm_set_i16, gm_get_i16_full,
- gm_set_i16_full) = _make_access(np.int16)
-(local_get_u16, local_set_u16, gm_get_u16, gm_set_u16, gm_get_u16_full,
- gm_set_u16_full) = _make_access(np.uint16)
-(local_get_i32, local_set_i32, gm_get_i32, gm_set_i32, gm_get_i32_full,
- gm_set_i32_full) = _make_access(np.int32)
-(local_get_u32, local_set_u32, gm_get_u32, gm_set_u32, gm_get_u32_full,
- gm_set_u32_full) = _make_access(np.uint32)
-(local_get_i64, local_set_i64, gm_get_i64, gm_set_i64, gm_get_i64_full,
- gm_set_i64_full) = _make_access(np.int64)
-(local_get_u64, local_set_u64, gm_get_u64, gm_set_u64, gm_get_u64_full,
- gm_set_u64_full) = _make_access(np.uint64)
-(local_get_f32, local_set_f32, gm_get_f32, gm_set_f32, gm_get_f32_full,
- gm_set_f32_full) = _make_access(np.float32)
-(local_get_f64, local_set_f64, gm_get_f64, gm_set_f64, gm_get_f64_full,
- gm_set_f64_full) = _make_access(np.float64)
+# module-level local_get_<t>, local_set_<t>, gm_get_<t>, gm_set_<t>, gm_get_<t>_full, gm_set_<t>_full
+for _t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64, np.float32,
+           np.float64):
+    _sfx = np.dtype(_t).kind + str(8 * np.dtype(_t).itemsize)
+    _names = (f"local_get_{_sfx}", f"local_set_{_sfx}", f"gm_get_{_sfx}", f"gm_set_{_sfx}",
+              f"gm_get_{_sfx}_full", f"gm_set_{_sfx}_full")
+    globals().update(zip(_names, _make_access(_t)))
 
 __all__ = ["static_tensor", "sub_tensor", "gm_sub_tensor", "check_aligned"]

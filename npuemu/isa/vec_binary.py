@@ -38,6 +38,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from .linkage import instruction
 from ..numerics.half import f16_to_f32, f32_to_f16
 from . import vmask as vm
 from .common import as_type_of
@@ -123,7 +124,7 @@ def make_count_op(op, storage, half):
     """``op(dst, src0, src1, count)`` for one storage dtype (float16: ``uint16`` and ``half``)."""
     esize = np.dtype(storage).itemsize
 
-    @njit(cache=True, error_model="numpy")
+    @instruction(error_model="numpy")
     def run(st, lm, dst, dst_len, s0, s0_len, s1, s1_len, count, loc):
         vm.binary_count_checks(st, dst, dst_len, s0, s0_len, s1, s1_len, count, loc)
         nb = count * esize
@@ -151,7 +152,7 @@ def make_level0_op(op, storage, half):
     epb = 32 // esize
     lanes = 256 // esize
 
-    @njit(cache=True, error_model="numpy")
+    @instruction(error_model="numpy")
     def run(st, lm, dst, dst_len, s0, s0_len, s1, s1_len, is_set_mask, mask_is_bits, mask_lo, mask_hi,
             repeat, dblk, s0blk, s1blk, drep, s0rep, s1rep, loc):
         counter, lo, hi, repeats, total, top, every = vm.binary_plan(

@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .linkage import instruction
 from ..numerics import half as H
 from ..numerics import rounding as R
 from . import vmask as V
@@ -71,7 +72,7 @@ assert list(PAIRS.values()) == list(range(len(PAIRS)))
 # --------------------------------------------------------------------------- one element
 
 
-@njit(cache=True)
+@instruction
 def convert(code, x, mode):
     """Conversion ``code`` of one element: ``x`` is its storage (int64), the result the destination's.
 
@@ -124,7 +125,7 @@ def convert(code, x, mode):
 # --------------------------------------------------------------------------- the instructions
 
 
-@njit(cache=True)
+@instruction
 def cast(st, lm, dst, dst_len, src, src_len, code, mode, count, loc):
     """Count form: the first ``count`` elements of ``src`` converted into ``dst``."""
     s_es, d_es, signed = SRC_SIZE[code], DST_SIZE[code], SRC_SIGNED[code]
@@ -190,7 +191,7 @@ def operand_reach(counter, top, lanes, repeats, total, blk, rep, epb):
     return far
 
 
-@njit(cache=True)
+@instruction
 def cast_l0(st, lm, dst, dst_len, src, src_len, code, mode, is_set_mask, mask_is_bits, mask_lo, mask_hi,
             repeat, dst_blk, src_blk, dst_rep, src_rep, loc):
     """Level-0 form: ``repeat`` repeats of the lanes the mask enables, with block/repeat strides."""

@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .linkage import instruction
 from .. import errors
 from ..numerics.half import f16_to_f32, f32_to_f16
 from . import state as S
@@ -147,7 +148,7 @@ def _bit(lm, base, i):
 
 # --------------------------------------------------------------------------- compare
 
-@njit(cache=True)
+@instruction
 def compare(lm, kind, mode, dst, dst_nbytes, src0, src0_len, src1, src1_len, scalar, use_scalar, repeat,
             s0_blk, s1_blk, s0_rep, s1_rep, loc):
     """Level-0 ``compare`` / ``compare_scalar``: ``repeat`` full repeats, bits packed into ``dst``."""
@@ -186,7 +187,7 @@ def compare(lm, kind, mode, dst, dst_nbytes, src0, src0_len, src1, src1_len, sca
     lm[dst:dst + out.size] = out
 
 
-@njit(cache=True)
+@instruction
 def compare_count(lm, kind, mode, dst, dst_nbytes, src0, src0_len, src1, src1_len, scalar, use_scalar, count,
                   loc):
     """``compare(dst, src0, src1, cmp_mode, count)`` / ``compare_scalar(..., count)``."""
@@ -202,7 +203,7 @@ def compare_count(lm, kind, mode, dst, dst_nbytes, src0, src0_len, src1, src1_le
             count // lanes, np.int64(1), np.int64(1), np.int64(8), np.int64(8), loc)
 
 
-@njit(cache=True)
+@instruction
 def compare_to_cmpmask(lm, st, kind, mode, src0, src0_len, src1, src1_len, is_set_mask, mask_is_bits, mask_lo,
                        mask_hi, s0_blk, s1_blk, s0_rep, s1_rep, loc):
     """Register form ``compare(src0, src1, cmp_mode, mask, repeat_params)``: one repeat into CMPMASK."""
@@ -254,7 +255,7 @@ def _word(lm, addr):
     return w
 
 
-@njit(cache=True)
+@instruction
 def set_cmp_mask(lm, st, src, src_nbytes, loc):
     """``set_cmp_mask(src)``: CMPMASK = the 16 bytes at ``src``."""
     check_aligned(src, 16, 1, loc)
@@ -263,7 +264,7 @@ def set_cmp_mask(lm, st, src, src_nbytes, loc):
     st[S.CMPMASK_HI] = np.int64(_word(lm, src + 8))
 
 
-@njit(cache=True)
+@instruction
 def get_cmp_mask(lm, st, dst, dst_nbytes, loc):
     """``get_cmp_mask(dst)``: the 16 bytes at ``dst`` = CMPMASK."""
     check_aligned(dst, 16, 1, loc)
@@ -339,7 +340,7 @@ def _put(h, f, addr, value, kind):
         f[addr >> 2] = np.float32(value)
 
 
-@njit(cache=True)
+@instruction
 def select(lm, st, kind, mode, dst, dst_len, sel, sel_nbytes, src0, src0_len, src1, src1_len, scalar,
            load_cmpmask, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat, d_blk, s0_blk, s1_blk, d_rep,
            s0_rep, s1_rep, loc):
@@ -410,7 +411,7 @@ def select(lm, st, kind, mode, dst, dst_len, sel, sel_nbytes, src0, src0_len, sr
             _put(h, f, dst + element(r, e, d_blk, d_rep, epb) * esize, v, kind)
 
 
-@njit(cache=True)
+@instruction
 def select_count(lm, st, kind, mode, dst, dst_len, sel, sel_nbytes, src0, src0_len, src1, src1_len, scalar,
                  count, loc):
     """``select(dst, sel_mask, src0, src1, sel_mode, count)``: the first ``count`` elements.

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .linkage import instruction
 from .. import errors
 from ..numerics import half as H
 from . import state as S
@@ -70,7 +71,7 @@ def _check_field(value, limit, which, loc):
         raise Fault(F_FIELD, loc, value, limit, which)
 
 
-@njit(cache=True)
+@instruction
 def scalar_bits(kind, fvalue, ivalue):
     """The element bits (int64) of the ``duplicate`` scalar."""
     if kind == KIND_F32:
@@ -82,7 +83,7 @@ def scalar_bits(kind, fvalue, ivalue):
     return np.int64(ivalue)          # integers: the store keeps the low bytes (wraps)
 
 
-@njit(cache=True)
+@instruction
 def duplicate(st, lm, dst, dst_len, size, kind, fvalue, ivalue, count, loc):
     """Count form: the first ``count`` elements of ``dst`` set to the scalar."""
     V.check_count(count, loc)
@@ -93,7 +94,7 @@ def duplicate(st, lm, dst, dst_len, size, kind, fvalue, ivalue, count, loc):
     V.count_form_done(st)
 
 
-@njit(cache=True)
+@instruction
 def duplicate_l0(st, lm, dst, dst_len, size, kind, fvalue, ivalue, is_set_mask, mask_is_bits, mask_lo, mask_hi,
                  repeat, dst_blk, dst_rep, loc):
     """Level-0 form: the lanes the mask enables in ``repeat`` strided repeats set to the scalar."""
@@ -117,7 +118,7 @@ def duplicate_l0(st, lm, dst, dst_len, size, kind, fvalue, ivalue, is_set_mask, 
                 store_raw(lm, dst + V.element(r, e, dst_blk, dst_rep, epb) * size, size, bits)
 
 
-@njit(cache=True)
+@instruction
 def brcb(st, lm, dst, dst_len, src, src_len, size, repeat, dst_blk, dst_rep, loc):
     """Element ``8*i + j`` of ``src`` to every lane of block ``i * dst_rep + j * dst_blk`` of ``dst``."""
     epb = 32 // size

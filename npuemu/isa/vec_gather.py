@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .linkage import instruction
 from .. import errors
 from . import state as S
 from .common import BLOCK, check_aligned, check_count
@@ -69,7 +70,7 @@ def _offset(u, off, index, unit, base, src_nbytes, loc):
     return start
 
 
-@njit(cache=True)
+@instruction
 def gather(lm, st, esize, dst, dst_len, src, src_len, off, off_len, base, use_count, count, is_set_mask,
            mask_is_bits, mask_lo, mask_hi, repeat, dst_rep, loc):
     """``gather``: count form (``use_count``) or level-0 form (mask, ``repeat``, ``dst_rep``)."""
@@ -125,7 +126,7 @@ def gather(lm, st, esize, dst, dst_len, src, src_len, off, off_len, base, use_co
         st[S.MASK_HI] = np.int64(mhi)
 
 
-@njit(cache=True)
+@instruction
 def gatherb(lm, esize, dst, dst_len, src, src_len, off, off_len, repeat, dst_blk, dst_rep, loc):
     """``gatherb``: repeat ``r`` copies the 32-byte blocks at ``src + offset[8r + k]``, k = 0..7."""
     if repeat < 0 or repeat > U8_MAX:

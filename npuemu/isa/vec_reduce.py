@@ -55,6 +55,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .linkage import instruction
 from .. import errors
 from ..numerics.half import f16_to_f32, f32_to_f16
 from .common import BLOCK, check_aligned, check_count
@@ -129,7 +130,7 @@ def add(a, b, half):
     return s
 
 
-@njit(cache=True)
+@instruction
 def tree_sum(buf, width, half):
     """Pairwise sum of ``buf[:width]`` (``width`` a power of two) in place; returns the total."""
     while width > 1:
@@ -175,7 +176,7 @@ def _src_end(counter, lo, hi, total, repeats, lanes, blk, rep, epb):
     return end
 
 
-@njit(cache=True)
+@instruction
 def normal_mask(mask_is_bits, mask_lo, mask_hi, lanes, loc):
     """Lane bits of a library routine's own ``mask`` (always normal mode), checked as ``resolve`` does."""
     if mask_is_bits:
@@ -192,7 +193,7 @@ def normal_mask(mask_is_bits, mask_lo, mask_hi, lanes, loc):
 
 # --------------------------------------------------------------------------- whole_reduce_*
 
-@njit(cache=True)
+@instruction
 def whole_reduce(lm, st, op, half, order, dst, dst_len, src, src_len, is_set_mask, mask_is_bits, mask_lo,
                  mask_hi, repeat, dst_rep, src_blk, src_rep, loc):
     """``whole_reduce_sum/max/min``: one result per repeat at ``dst + r * dst_rep`` slots."""
@@ -257,7 +258,7 @@ def whole_reduce(lm, st, op, half, order, dst, dst_len, src, src_len, is_set_mas
 
 # --------------------------------------------------------------------------- block_reduce_* / pair_reduce_sum
 
-@njit(cache=True)
+@instruction
 def block_reduce(lm, st, op, half, dst, dst_len, src, src_len, is_set_mask, mask_is_bits, mask_lo, mask_hi,
                  repeat, dst_rep, src_blk, src_rep, loc):
     """``block_reduce_sum/max/min``: result ``k`` of repeat ``r`` at ``dst[r * dst_rep * 8 + k]``."""
@@ -300,7 +301,7 @@ def block_reduce(lm, st, op, half, dst, dst_len, src, src_len, is_set_mask, mask
             _put(h, f, dst + ((r * dst_rep) * 8 + k) * esize, best, half)
 
 
-@njit(cache=True)
+@instruction
 def pair_reduce_sum(lm, st, half, dst, dst_len, src, src_len, is_set_mask, mask_is_bits, mask_lo, mask_hi,
                     repeat, dst_rep, src_blk, src_rep, loc):
     """``pair_reduce_sum``: ``dst[r * dst_rep * lanes/2 + j] = src[2j] + src[2j + 1]`` of repeat ``r``."""
@@ -349,7 +350,7 @@ def _round_up(a, b):
     return (a + b - 1) // b * b
 
 
-@njit(cache=True)
+@instruction
 def tmp_elements(op, cal_index, first_repeats, lanes, epb):
     """The documented minimum ``shared_tmp_buffer`` size, in elements."""
     if op == OP_SUM:
@@ -378,7 +379,7 @@ def _store_result(h, f, u, dst, value, index, with_index, half):
         _put_index(h, u, dst + esize, index, half)
 
 
-@njit(cache=True)
+@instruction
 def reduce_count(lm, st, op, half, cal_index, dst, dst_len, src, src_len, tmp, tmp_len, count, loc):
     """``reduce_*(dst, src, shared_tmp_buffer, count[, cal_index])``: the first ``count`` elements.
 
@@ -423,7 +424,7 @@ def reduce_count(lm, st, op, half, cal_index, dst, dst_len, src, src_len, tmp, t
     _store_result(h, f, u, dst, best, where, with_index, half)
 
 
-@njit(cache=True)
+@instruction
 def reduce_mask(lm, op, half, cal_index, dst, dst_len, src, src_len, tmp, tmp_len, mask_is_bits, mask_lo,
                 mask_hi, repeat, src_rep, loc):
     """``reduce_*(dst, src, shared_tmp_buffer, mask, repeat_time, src_rep_stride[, cal_index])``."""

@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from .linkage import instruction
 from .. import errors
 from ..numerics.half import f16_to_f32, f32_to_f16
 from . import vmask as vm
@@ -120,7 +121,7 @@ def make_count_op(op, dst_storage, dst_half, src_storage, src_half):
     shift = op in (SHIFT_LEFT, SHIFT_RIGHT)
     bits = 8 * ssize
 
-    @njit(cache=True, error_model="numpy")
+    @instruction(error_model="numpy")
     def run(st, lm, dst, dst_len, src, src_len, scalar, count, loc):
         if src_half:
             s = f16_to_f32(f32_to_f16(np.float32(scalar)))
@@ -152,7 +153,7 @@ def make_level0_op(op, dst_storage, dst_half, src_storage, src_half):
     shift = op in (SHIFT_LEFT, SHIFT_RIGHT)
     bits = 8 * ssize
 
-    @njit(cache=True, error_model="numpy")
+    @instruction(error_model="numpy")
     def run(st, lm, dst, dst_len, src, src_len, scalar, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat,
             dblk, sblk, drep, srep, loc):
         if src_half:

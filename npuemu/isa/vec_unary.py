@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from .linkage import instruction
 from ..numerics.half import f16_to_f32, f32_to_f16
 from . import vmask as vm
 from .common import as_type_of
@@ -95,7 +96,7 @@ def _apply(op, x):
     return None
 
 
-@njit(cache=True)
+@instruction
 def f64_to_f16(x):
     """float64 -> float16 bits with a single rounding (to nearest even).
 
@@ -118,7 +119,7 @@ def make_count_op(op, storage, half):
     esize = np.dtype(storage).itemsize
     wide = op in WIDE
 
-    @njit(cache=True, error_model="numpy")
+    @instruction(error_model="numpy")
     def run(st, lm, dst, dst_len, src, src_len, count, loc):
         vm.unary_count_checks(st, dst, dst_len, src, src_len, count, loc)
         nb = count * esize
@@ -145,7 +146,7 @@ def make_level0_op(op, storage, half):
     lanes = 256 // esize
     wide = op in WIDE
 
-    @njit(cache=True, error_model="numpy")
+    @instruction(error_model="numpy")
     def run(st, lm, dst, dst_len, src, src_len, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat,
             dblk, sblk, drep, srep, loc):
         counter, lo, hi, repeats, total, top, every = vm.unary_plan(

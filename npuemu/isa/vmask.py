@@ -43,6 +43,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .linkage import instruction
 from .. import errors
 from . import state as S
 from .common import F_NEG_COUNT
@@ -102,12 +103,12 @@ U64 = np.uint64
 ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
-@njit(cache=True)
+@instruction
 def lanes_per_repeat(esize):
     return 256 // esize
 
 
-@njit(cache=True)
+@instruction
 def bits_from_count(n):
     """(low, high) of a mask with the first ``n`` bits set (0 <= n <= 128)."""
     if n <= 0:
@@ -120,14 +121,14 @@ def bits_from_count(n):
     return (np.uint64(1) << np.uint64(n)) - np.uint64(1), np.uint64(0)
 
 
-@njit(cache=True)
+@instruction
 def lane_on(lo, hi, e):
     if e < 64:
         return ((lo >> np.uint64(e)) & np.uint64(1)) != 0
     return ((hi >> np.uint64(e - 64)) & np.uint64(1)) != 0
 
 
-@njit(cache=True)
+@instruction
 def resolve(st, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat, esize, loc):
     """Decide the lanes of a level-0 instruction.
 
@@ -168,19 +169,19 @@ def resolve(st, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat, esize, loc)
     return False, lo, hi, repeat, 0
 
 
-@njit(cache=True)
+@instruction
 def check_stride(value, limit, loc):
     if value < 0 or value > limit:
         raise Fault(F_STRIDE, loc, value, limit, 0)
 
 
-@njit(cache=True)
+@instruction
 def element(r, e, blk, rep, epb):
     """Element index of lane ``e`` in repeat ``r`` for block/repeat strides in 32-byte units."""
     return (r * rep + (e // epb) * blk) * epb + e % epb
 
 
-@njit(cache=True)
+@instruction
 def extent(repeats, lanes, blk, rep, epb):
     """One past the largest element index any lane of ``repeats`` repeats can touch."""
     if repeats <= 0:
@@ -188,7 +189,7 @@ def extent(repeats, lanes, blk, rep, epb):
     return ((repeats - 1) * rep + (lanes // epb - 1) * blk) * epb + epb
 
 
-@njit(cache=True)
+@instruction
 def all_lanes(lo, hi, lanes):
     """Every lane of a repeat is enabled (the loops then skip the per-lane test)."""
     if lanes > 64:
@@ -198,7 +199,7 @@ def all_lanes(lo, hi, lanes):
     return lo == np.uint64(0xFFFFFFFF)
 
 
-@njit(cache=True)
+@instruction
 def bit_length(x):
     n = 0
     while x != np.uint64(0):
@@ -207,7 +208,7 @@ def bit_length(x):
     return n
 
 
-@njit(cache=True)
+@instruction
 def lanes_used(counter, lo, hi, lanes, total):
     """One past the highest lane any repeat runs (0: the instruction touches nothing)."""
     if counter:
@@ -225,7 +226,7 @@ def _far(r, n, blk, rep, epb):
     return element(r, n - 1, blk, rep, epb)
 
 
-@njit(cache=True)
+@instruction
 def reach(counter, top, lanes, repeats, total, blk, rep, epb):
     """One past the largest element index an operand with strides ``blk``/``rep`` is touched at.
 
@@ -275,7 +276,7 @@ def check_count(count, loc):
         raise Fault(F_NEG_COUNT, loc, count, 0, 0)
 
 
-@njit(cache=True)
+@instruction
 def binary_count_checks(st, dst, dst_len, s0, s0_len, s1, s1_len, count, loc):
     """The checks of a binary count-form instruction (``count`` elements of each operand)."""
     check_count(count, loc)
@@ -284,7 +285,7 @@ def binary_count_checks(st, dst, dst_len, s0, s0_len, s1, s1_len, count, loc):
     check_operand(st, s1, s1_len, count, SRC1, loc)
 
 
-@njit(cache=True)
+@instruction
 def unary_count_checks(st, dst, dst_len, src, src_len, count, loc):
     """The checks of a unary or vector-scalar count-form instruction."""
     check_count(count, loc)
@@ -292,7 +293,7 @@ def unary_count_checks(st, dst, dst_len, src, src_len, count, loc):
     check_operand(st, src, src_len, count, SRC, loc)
 
 
-@njit(cache=True)
+@instruction
 def plan(st, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat, esize, loc):
     """:func:`resolve` plus what the lane loops need.
 
@@ -307,7 +308,7 @@ def plan(st, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat, esize, loc):
     return counter, lo, hi, repeats, total, top, every
 
 
-@njit(cache=True)
+@instruction
 def binary_plan(st, dst, dst_len, s0, s0_len, s1, s1_len, is_set_mask, mask_is_bits, mask_lo, mask_hi,
                 repeat, dblk, s0blk, s1blk, drep, s0rep, s1rep, esize, loc):
     """Check a level-0 instruction with BinaryRepeatParams (all uint8) and plan its lanes.
@@ -333,7 +334,7 @@ def binary_plan(st, dst, dst_len, s0, s0_len, s1, s1_len, is_set_mask, mask_is_b
     return counter, lo, hi, repeats, total, top, every
 
 
-@njit(cache=True)
+@instruction
 def unary_plan(st, dst, dst_len, src, src_len, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat,
                dblk, sblk, drep, srep, dst_esize, src_esize, loc):
     """Check a level-0 instruction with UnaryRepeatParams (uint16 block, uint8 repeat strides).
@@ -358,7 +359,7 @@ def unary_plan(st, dst, dst_len, src, src_len, is_set_mask, mask_is_bits, mask_l
     return counter, lo, hi, repeats, total, top, every
 
 
-@njit(cache=True)
+@instruction
 def lane_table(lo, hi, lanes):
     """The mask as one bool per lane, cheaper to test in a loop than the bits."""
     on = np.empty(lanes, np.bool_)
@@ -367,7 +368,7 @@ def lane_table(lo, hi, lanes):
     return on
 
 
-@njit(cache=True)
+@instruction
 def dense_runs(counter, repeats, total, top, lanes):
     """The lanes of an unmasked, default-stride instruction as ``(runs, length, stride)``.
 
@@ -383,7 +384,7 @@ def dense_runs(counter, repeats, total, top, lanes):
     return repeats, top, lanes
 
 
-@njit(cache=True)
+@instruction
 def count_form_done(st):
     """What a count-form instruction leaves in the mask registers on A2.
 
@@ -398,23 +399,23 @@ def count_form_done(st):
 
 # --------------------------------------------------------------------------- mask register instructions
 
-@njit(cache=True)
+@instruction
 def set_mask_count(st, loc):
     st[S.MASK_MODE] = 1
 
 
-@njit(cache=True)
+@instruction
 def set_mask_norm(st, loc):
     st[S.MASK_MODE] = 0
 
 
-@njit(cache=True)
+@instruction
 def set_vector_mask(st, lo, hi, loc):
     st[S.MASK_LO] = lo
     st[S.MASK_HI] = hi
 
 
-@njit(cache=True)
+@instruction
 def set_vector_mask_len(st, n, counter, loc):
     """``set_vector_mask(len, mode=...)``: ``mode`` picks the encoding, not the register mode.
 
@@ -433,7 +434,7 @@ def set_vector_mask_len(st, n, counter, loc):
         st[S.MASK_HI] = np.int64(hi)
 
 
-@njit(cache=True)
+@instruction
 def reset_mask(st, loc):
     st[S.MASK_LO] = -1
     st[S.MASK_HI] = -1

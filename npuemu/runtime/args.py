@@ -21,26 +21,41 @@ class GMBuffer:
     """An array passed to a kernel as a given kernel dtype (reinterpreting its bytes).
 
     The documented way to pass bfloat16 data without ``ml_dtypes``:
-    ``npuemu.gm_buffer(bits_uint16, asc.bfloat16)``.
+    ``npuemu.gm_buffer(bits_uint16, asc.bfloat16)``.  ``initialized=False``
+    says the contents are garbage as far as the kernel may assume (a
+    workspace): at check level ``full`` reading bytes before the kernel has
+    written them is an :class:`~npuemu.errors.UninitializedReadError`.
     """
 
-    def __init__(self, array: np.ndarray, dtype: dt.DataType):
+    def __init__(self, array: np.ndarray, dtype: dt.DataType | None = None, initialized: bool = True):
         if not isinstance(array, np.ndarray):
             raise LaunchError("gm_buffer needs a NumPy array")
+        if dtype is None:
+            try:
+                dtype = dt.from_numpy(array.dtype)
+            except TypeError:
+                raise LaunchError(f"arrays of dtype {array.dtype} cannot be passed to kernels") from None
         if not isinstance(dtype, dt.DataType) or dtype is dt.void:
             raise LaunchError(f"gm_buffer needs a kernel data type (asc.bfloat16, ...), got {dtype!r}")
         if array.dtype.itemsize != dtype.sizeof() and array.nbytes % dtype.sizeof():
             raise LaunchError(f"an array of {array.nbytes} bytes cannot hold whole {dtype.name} elements")
         self.array = array
         self.dtype = dtype
+        self.initialized = initialized
 
     def __repr__(self) -> str:
-        return f"gm_buffer({self.array.dtype}{list(self.array.shape)} as {self.dtype.name})"
+        state = "" if self.initialized else ", uninitialized"
+        return f"gm_buffer({self.array.dtype}{list(self.array.shape)} as {self.dtype.name}{state})"
 
 
-def gm_buffer(array: np.ndarray, dtype: dt.DataType) -> GMBuffer:
-    """Pass ``array``'s bytes to a kernel as elements of ``dtype`` (e.g. uint16 bits as bfloat16)."""
-    return GMBuffer(array, dtype)
+def gm_buffer(array: np.ndarray, dtype: dt.DataType | None = None, *, initialized: bool = True) -> GMBuffer:
+    """Pass ``array``'s bytes to a kernel as elements of ``dtype`` (default: the array's own dtype).
+
+    ``initialized=False`` marks a buffer whose contents the kernel must not
+    read before writing them (a workspace, an output buffer); check level
+    ``full`` reports such reads.
+    """
+    return GMBuffer(array, dtype, initialized)
 
 
 @dataclass(frozen=True)
@@ -110,6 +125,7 @@ class Region:
     bytes: np.ndarray               # uint8, 1-D, C-contiguous
     dtype: dt.DataType
     writeback: np.ndarray | None = None   # original non-contiguous array to copy results into
+    initialized: bool = True        # False: a kernel must write bytes before reading them
 
     def finish(self) -> None:
         if self.writeback is not None:
@@ -118,9 +134,10 @@ class Region:
 
 def region_for(name: str, value: Any) -> Region:
     arr, kdt = as_array(value)  # type: ignore[misc]
+    initialized = not isinstance(value, GMBuffer) or value.initialized
     if not arr.flags.writeable:
         raise LaunchError(f"argument '{name}' is a read-only array; kernels may write any GM argument")
     if arr.flags.c_contiguous:
-        return Region(name, arr.reshape(-1).view(np.uint8), kdt)
+        return Region(name, arr.reshape(-1).view(np.uint8), kdt, initialized=initialized)
     tmp = np.ascontiguousarray(arr)
-    return Region(name, tmp.reshape(-1).view(np.uint8), kdt, writeback=arr)
+    return Region(name, tmp.reshape(-1).view(np.uint8), kdt, writeback=arr, initialized=initialized)

@@ -9,6 +9,7 @@ cores to :mod:`npuemu.runtime.scheduler` and turns what goes wrong into
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -26,6 +27,7 @@ from ..language.enums import Hardware, TPosition
 from ..language.struct import UnassignedFieldError
 from ..options import Options
 from . import scheduler
+from .blas_threads import single_threaded_blas
 from .args import Region, region_for
 from .cores import CoreSpec, core_plan, new_core_state, residency, type_layout
 from .debuglog import print_launch_logs
@@ -128,13 +130,13 @@ def run(binary: Any, values: dict[str, Any], block_dim: int, options: Options) -
     except errors.LaunchError as exc:
         raise errors.LaunchError(f"kernel '{binary.compiled.name}': {exc}") from None
     cores = core_plan(binary.kernel_type, block_dim)
-    regions.append(Region("npuemu system workspace", _system_region(binary, cores), dt.uint8))
+    regions = _padded(regions, Region("npuemu system workspace", _system_region(binary, cores), dt.uint8))
     gm = tuple(r.bytes for r in regions)
     uses_log = bool(binary.facts.get("uses_log"))
     full = options.check == "full"
     # race checker (isa/hb.py): cores that wait for each other check each other's GM accesses as they run
-    gsh = hb.new_gm_shadows([r.bytes.size for r in regions], len(cores), bool(binary.facts.get("blocking"))) \
-        if full else tuple(_DUMMY for _ in regions)
+    gsh = hb.new_gm_shadows([r.bytes.size for r in regions], len(cores), bool(binary.facts.get("blocking")),
+                            [not r.initialized for r in regions]) if full else tuple(_DUMMY for _ in regions)
     dc = np.zeros(dcache.dc_bytes(len(cores), binary.platform), np.uint8)
     states = []
     for slot, spec in enumerate(cores):
@@ -162,6 +164,24 @@ def run(binary: Any, values: dict[str, Any], block_dim: int, options: Options) -
             print_launch_logs(binary, cores, states, block_dim)
 
 
+_NO_BYTES = np.zeros(0, np.uint8)
+
+
+def _padded(regions: list[Region], system: Region) -> list[Region]:
+    """The launch's regions, padded with empty ones to 8, 16, 32, ... and npuemu's system region last.
+
+    The region tuple is an argument of the GM instructions (the DCache may
+    write back a line of any region), and every distinct tuple length is
+    another compiled specialisation of each of them: padding keeps that to
+    one length for almost every kernel.
+    """
+    size = 8
+    while size < len(regions) + 1:
+        size *= 2
+    pad = [Region("(unused)", _NO_BYTES, dt.uint8) for _ in range(size - len(regions) - 1)]
+    return [*regions, *pad, system]
+
+
 def _system_region(binary: Any, cores: list[CoreSpec]) -> np.ndarray:
     """npuemu's GM region; a kernel with cross-core primitives finds the launch's core layout in it."""
     if not binary.facts.get("cross_core"):
@@ -185,7 +205,9 @@ def _schedule(fn: Any, binary: Any, cores: list[CoreSpec], states: list[tuple[np
         # the race checker keeps each core's state apart and compares cores after the launch; the
         # DCache checks read other cores' caches as they go, so those kernels run one core at a time
         parallel = not (options.debug or (options.check == "full" and binary.facts.get("dcache")))
-        scheduler.run_to_completion(gens, parallel, _thread_pool, on_fault)
+        blas = single_threaded_blas() if parallel and binary.facts.get("blas") else contextlib.nullcontext()
+        with blas:
+            scheduler.run_to_completion(gens, parallel, _thread_pool, on_fault)
         return
     # cores that wait for each other run one at a time: they share the cross-core state
     words = shared[0][-1].view(np.int64)

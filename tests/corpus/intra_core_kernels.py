@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import npuemu
 import npuemu.asc as asc
 
 N = 64
@@ -23,6 +24,7 @@ SCALAR_WRITE = 5        # set_value, then a vector read without S_V
 UNINIT = 6              # the vector op reads more than was copied in
 BARRIER_ONE_PIPE = 7    # pipe_barrier(PIPE_V) does not order MTE2 before V
 SCALAR_READ = 8         # get_value of a tile before MTE2_S
+UNINIT_GM = 9           # z is an uninitialised workspace: read back a half the kernel has not written
 
 
 @asc.jit
@@ -103,6 +105,23 @@ def ub_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, case: int, fixed: int)
         asc.set_flag(asc.HardEvent.S_MTE3, 0)
         asc.wait_flag(asc.HardEvent.S_MTE3, 0)
         asc.data_copy(zg, u, 8)
+    if case == UNINIT_GM:
+        asc.data_copy(t, xg, N)
+        asc.set_flag(asc.HardEvent.MTE2_MTE3, 0)
+        asc.wait_flag(asc.HardEvent.MTE2_MTE3, 0)
+        asc.data_copy(zg, t, N)                     # z[0:N] = x[0:N]
+        asc.set_flag(asc.HardEvent.MTE3_MTE2, 0)
+        asc.wait_flag(asc.HardEvent.MTE3_MTE2, 0)
+        if fixed:
+            asc.data_copy(u, zg, N)
+        else:
+            asc.data_copy(u, zg[N:], N)             # z[N:2N]: nothing has written it yet
+        asc.set_flag(asc.HardEvent.MTE2_V, 0)
+        asc.wait_flag(asc.HardEvent.MTE2_V, 0)
+        asc.adds(u, u, 1.0, N)
+        asc.set_flag(asc.HardEvent.V_MTE3, 0)
+        asc.wait_flag(asc.HardEvent.V_MTE3, 0)
+        asc.data_copy(zg[N:], u, N)
 
 
 def ub_expected(case: int, x: np.ndarray) -> np.ndarray:
@@ -118,13 +137,16 @@ def ub_expected(case: int, x: np.ndarray) -> np.ndarray:
         z[:N] = np.arange(N, dtype=np.float32) * 2 + 1
     elif case == SCALAR_READ:
         z[0] = x[3] * 2
+    elif case == UNINIT_GM:
+        z[:N], z[N:] = x[:N], x[:N] + 1
     return z
 
 
 def run_ub(case: int, fixed: bool, **launch) -> np.ndarray:
     x = (np.arange(2 * N, dtype=np.float32) - 20) * 0.5
     z = np.zeros(2 * N, np.float32)
-    ub_kernel[1](x, z, case, int(fixed), **launch)
+    out = npuemu.gm_buffer(z, initialized=False) if case == UNINIT_GM else z
+    ub_kernel[1](x, out, case, int(fixed), **launch)
     if fixed:
         np.testing.assert_array_equal(z, ub_expected(case, x))
     return z

@@ -39,7 +39,7 @@ def _system(lw) -> str:
     """The system GM region (the last one), which holds the cross-core state; marks the kernel."""
     lw.flags["cross_core"] = True
     lw.flags["blocking"] = True     # cores share that state: run them one at a time
-    return f"_gm[{lw.flags['gm_count']}]"
+    return "_gm[len(_gm) - 1]"
 
 
 def _const_int(lw, call: Call, v: Value, what: str) -> int:

@@ -341,6 +341,7 @@ def _mmad_params(lw, call: Call) -> Value:
 @rule(lang.mmad)
 def _mmad(lw, call: Call) -> None:
     _aic(lw, call)
+    lw.flags["blas"] = True          # the launch keeps BLAS to one thread per core thread
     rest = list(call.args[3:])
     kw = dict(call.kwargs)
     if len(call.args) < 3:
