@@ -27,6 +27,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterator
 
+from numba.core.compiler import CompilerBase, DefaultPassBuilder
+
 from ..errors import KernelCompileError, SourceLoc
 from ..isa.library_cache import library_fingerprint
 from ..isa.linkage import LinkError, linking, load_links
@@ -118,8 +120,25 @@ class CompiledKernel:
     def numba_fn(self) -> Callable[..., Any]:
         if self._numba_fn is None:
             from numba import njit
-            self._numba_fn = njit(cache=True, nogil=True)(self.python_fn)
+            self._numba_fn = njit(cache=True, nogil=True, pipeline_class=KernelPipeline)(self.python_fn)
         return self._numba_fn
+
+
+class KernelPipeline(CompilerBase):
+    """Numba's nopython pipeline without SSA reconstruction, for generated kernels.
+
+    Numba rebuilds SSA form in pure Python, at a cost that grows with the
+    variables times the basic blocks: for a generated kernel (hundreds of
+    int64 locals, a block per loop and per blocking wait) that was about a
+    third of its compile time.  The generated code gives every local a single
+    type from its first assignment on, which is what SSA form buys typing, so
+    lowering it with plain mutable locals (Numba's path before it adopted SSA,
+    still its object-mode path) is equivalent.
+    """
+
+    def define_pipelines(self) -> list[Any]:
+        self.state.flags.enable_ssa = False
+        return [DefaultPassBuilder.define_nopython_pipeline(self.state)]
 
 
 PACKAGE = "npuemu_kernels"
