@@ -5,7 +5,9 @@ derived from the SHA-256 of its text (which includes a fingerprint of the
 instruction library), so identical kernels share one file and any change to
 the kernel, its helpers, its constants or npuemu itself gives a new file.
 Numba's own ``cache=True`` stores the machine code next to that file, so a
-second process skips compilation.  Files are never rewritten once they exist:
+second process skips compilation; ``<name>_<sha>.links`` lists the
+instructions that machine code calls by symbol, loaded before it
+(:mod:`npuemu.isa.linkage`).  Files are never rewritten once they exist:
 Numba keys its cache on the source file's timestamp.
 
 Several processes may share one cache (pytest-xdist workers, parallel CI
