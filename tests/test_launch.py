@@ -285,3 +285,33 @@ def test_scalar_argument_out_of_int64_range_is_a_launch_error():
     with pytest.raises(npuemu.LaunchError, match=r"kernel 'double_free': argument 'n' = 18446744073709551616 "
                                                  r"does not fit in 64 bits"):
         double_free[1](np.zeros(8, np.float32), 1 << 64)
+
+
+@asc.jit
+def ub_leftovers(x: asc.GlobalAddress, y: asc.GlobalAddress, n: int, write: int, fail: int):
+    """Copy UB to ``y`` (``write``: fill UB from ``x`` first; ``fail``: then fault)."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, n)
+    yg = asc.GlobalTensor()
+    yg.set_global_buffer(y, n)
+    t = asc.LocalTensor(asc.uint8, asc.TPosition.VECCALC, 0, n)
+    if write:
+        asc.data_copy(t, xg, n)
+        asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    if fail:
+        t.get_value(n)                       # out of bounds: a BoundsError after the copy-in
+    asc.data_copy(yg, t, n)
+
+
+@pytest.mark.parametrize("mode", ["compiled", "debug"])
+def test_every_launch_starts_from_fresh_local_memory(mode):
+    """Local memory is recycled between launches (runtime/cores.py) but always starts as 0xFF."""
+    x = np.arange(256, dtype=np.uint8)
+    y = np.zeros(256, np.uint8)
+    debug = mode == "debug"
+    ub_leftovers[4](x, y, 256, 1, 0, debug=debug)
+    assert np.array_equal(y, x)
+    with pytest.raises(npuemu.errors.BoundsError):
+        ub_leftovers[4](x, y, 256, 1, 1, debug=debug)
+    ub_leftovers[4](x, y, 256, 0, 0, debug=debug)             # reads UB nothing has written
+    assert (y == 0xFF).all()

@@ -29,7 +29,7 @@ from ..options import Options
 from . import scheduler
 from .blas_threads import single_threaded_blas
 from .args import Region, region_for
-from .cores import CoreSpec, core_plan, new_core_state, residency, type_layout
+from .cores import CoreSpec, core_plan, new_core_state, recycle_local_memories, residency, type_layout
 from .debuglog import print_launch_logs
 
 SYSTEM_REGION_BYTES = 64 * 1024     # least size of npuemu's own GM region (cross-core state and the like)
@@ -153,7 +153,13 @@ def run(binary: Any, values: dict[str, Any], block_dim: int, options: Options) -
         fn = compile_numba(binary.compiled, (st0, lm0, gm, log0, sh0, gsh, dc, *scalars))
     ctx = FaultContext(regions, binary.compiled.locs, cores)
     try:
-        _schedule(fn, binary, cores, states, (gm, gsh, dc), scalars, ctx, options)
+        try:
+            _schedule(fn, binary, cores, states, (gm, gsh, dc), scalars, ctx, options)
+        except Exception:
+            # a fault is raised once every core has stopped (or, cooperative, will never run again)
+            recycle_local_memories([s[1] for s in states])
+            raise
+        recycle_local_memories([s[1] for s in states])
         if full:     # cores that never synchronise: compare their GM accesses now
             hb.check_launch(gsh, [ctx.region(i) for i in range(len(regions))], binary.compiled.locs,
                             [c.label for c in cores], binary.compiled.name)
