@@ -46,7 +46,8 @@ whose cores run in parallel holds BLAS at one thread
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, objmode
+from numba import njit, objmode, types
+from numba.extending import overload
 
 from .linkage import instruction
 from ..language.enums import Hardware
@@ -223,30 +224,7 @@ def _mmad_float(lm, dst, fm, flt, src, src_kind, m1, k1, n1, k, gemv, kind, hf32
     else:
         a16, bt16 = _dense(lm.view(np.uint16), fm // 2, flt // 2, m1, k1, n1, k, gemv, 16)
         _product_float(a16, bt16, kind, p)
-    nbytes = m1 * n1 * 1024
-    cv = lm[dst:dst + nbytes].view(np.float32)
-    if src_kind == BIAS_MATRIX:
-        sv = lm[src:src + nbytes].view(np.float32)
-    elif src_kind == BIAS_TABLE:
-        sv = lm[src:src + n1 * 64].view(np.float32)
-    else:
-        sv = cv[:0]
-    rows = 1 if gemv else 16
-    for mi in range(m1):
-        for ni in range(n1):
-            base = (ni * m1 + mi) * 256
-            for r in range(rows):
-                pr = p[mi * 16 + r, ni * 16:ni * 16 + 16]
-                o = base + r * 16
-                if src_kind == BIAS_MATRIX:
-                    for c in range(16):
-                        cv[o + c] = np.float32(sv[o + c] + pr[c])
-                elif src_kind == BIAS_TABLE:
-                    for c in range(16):
-                        cv[o + c] = np.float32(sv[ni * 16 + c] + pr[c])
-                else:
-                    for c in range(16):
-                        cv[o + c] = pr[c]
+    _store_c(lm.view(np.float32), dst // 4, src // 4, src_kind, p, m1, n1, gemv)
 
 
 @njit(cache=True)
@@ -254,24 +232,43 @@ def _mmad_s8(lm, dst, fm, flt, src, src_kind, m1, k1, n1, k, gemv):
     a, bt = _dense(lm.view(np.int8), fm, flt, m1, k1, n1, k, gemv, 32)
     p = np.empty((m1 * 16, n1 * 16), np.float64)
     _product_s8(a, bt, p)
-    nbytes = m1 * n1 * 1024
-    cv = lm[dst:dst + nbytes].view(np.int32)
-    if src_kind == BIAS_MATRIX:
-        sv = lm[src:src + nbytes].view(np.int32)
-    elif src_kind == BIAS_TABLE:
-        sv = lm[src:src + n1 * 64].view(np.int32)
-    else:
-        sv = cv[:0]
+    _store_c(lm.view(np.int32), dst // 4, src // 4, src_kind, p, m1, n1, gemv)
+
+
+def _in_c(start, prod, cw):
+    """``start + prod`` (just ``prod`` when ``start`` is None) as an element of C's array ``cw``.
+
+    float32 C: a float32 sum; int32 C: an int64 sum wrapped around to int32.
+    """
+    raise NotImplementedError("_in_c is only callable from compiled code")
+
+
+@overload(_in_c, inline="always")
+def _in_c_impl(start, prod, cw):
+    wrap = cw.dtype == types.int32
+    if isinstance(start, types.NoneType):          # no start value: the product alone
+        if wrap:
+            return lambda start, prod, cw: np.int32(np.uint32(np.int64(prod) & 0xFFFFFFFF))
+        return lambda start, prod, cw: np.float32(prod)
+    if wrap:
+        return lambda start, prod, cw: np.int32(np.uint32((np.int64(start) + np.int64(prod)) & 0xFFFFFFFF))
+    return lambda start, prod, cw: np.float32(start + prod)
+
+
+@njit(cache=True)
+def _store_c(cw, dst, src, src_kind, p, m1, n1, gemv):
+    """C (NZ, from element ``dst`` of ``cw``) = its start value (per ``src_kind``) + the dense product ``p``."""
     rows = 1 if gemv else 16
     for mi in range(m1):
         for ni in range(n1):
             base = (ni * m1 + mi) * 256
             for r in range(rows):
+                pr = p[mi * 16 + r, ni * 16:ni * 16 + 16]
+                o = base + r * 16
                 for c in range(16):
-                    i = base + r * 16 + c
-                    acc = np.int64(p[mi * 16 + r, ni * 16 + c])
                     if src_kind == BIAS_MATRIX:
-                        acc += np.int64(sv[i])
+                        cw[dst + o + c] = _in_c(cw[src + o + c], pr[c], cw)
                     elif src_kind == BIAS_TABLE:
-                        acc += np.int64(sv[ni * 16 + c])
-                    cv[i] = np.int32(np.uint32(acc & 0xFFFFFFFF))    # int32 wrap-around
+                        cw[dst + o + c] = _in_c(cw[src + ni * 16 + c], pr[c], cw)
+                    else:
+                        cw[dst + o + c] = _in_c(None, pr[c], cw)
