@@ -24,11 +24,12 @@ import sys
 import tempfile
 import threading
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterator
 
+import numpy as np
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
 
 from ..errors import KernelCompileError, SourceLoc
@@ -118,6 +119,7 @@ class CompiledKernel:
     locs: list[SourceLoc]
     python_fn: Callable[..., Any]        # debug mode: the generated code run by CPython
     _numba_fn: Callable[..., Any] | None = None
+    _compiled_for: set[Any] = field(default_factory=set)    # argument type keys compile_numba has served
 
     def numba_fn(self) -> Callable[..., Any]:
         if self._numba_fn is None:
@@ -215,6 +217,9 @@ def compile_numba(ck: CompiledKernel, args: tuple[Any, ...]) -> Callable[..., An
     """The Numba version of ``ck``, compiled (or loaded from disk) for these argument types."""
     from numba.core.errors import NumbaWarning
     fn = ck.numba_fn()
+    key = _type_key(args)
+    if key in ck._compiled_for:       # Numba's typeof of every argument costs ~2 ms a launch
+        return fn
     links = ck.path.with_suffix(".links")
     try:
         sig = tuple(_numba_typeof(a) for a in args)
@@ -229,7 +234,21 @@ def compile_numba(ck: CompiledKernel, args: tuple[Any, ...]) -> Callable[..., An
             f"internal error: Numba could not compile the code generated for kernel '{ck.name}' "
             f"(generated source: {ck.path}). Please report this with the kernel.\n"
             f"{type(exc).__name__}: {exc}") from None
+    ck._compiled_for.add(key)
     return fn
+
+
+def _type_key(value: Any) -> Any:
+    """What Numba's type of ``value`` depends on, cheaply: arrays by dtype, rank and flags, tuples
+    element-wise, ints by the range they fall in (int64, uint64, neither), anything else by its type."""
+    if isinstance(value, np.ndarray):
+        f = value.flags
+        return (value.dtype.str, value.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
+    if isinstance(value, tuple):
+        return tuple(_type_key(v) for v in value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int, -2**63 <= value < 2**63, value < 2**64
+    return type(value)
 
 
 def _load_links_or_forget(fn: Any, links: Path) -> None:

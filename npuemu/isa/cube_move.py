@@ -96,12 +96,14 @@ def nd2nz(st, lm, g, dst, dst_len, rid, off, size, nd_num, n, d, src_mstride, sr
         for j in range(n):
             s_row = s_mat + j * src_d * esize
             d_row = d_mat + j * n_stride * C0
-            for k in range(nblk):
-                nb = min(C0, row_bytes - k * C0)
-                at = d_row + k * c0_stride * C0
-                memmove(lm, at, g, s_row + k * C0, nb)
-                for z in range(nb, C0):
-                    lm[at + z] = 0
+            full = row_bytes // C0
+            for k in range(full):       # whole blocks: a copy of constant size, which LLVM inlines
+                memmove(lm, d_row + k * c0_stride * C0, g, s_row + k * C0, C0)
+            if full < nblk:             # the partial last block, zero-padded
+                nb = row_bytes - full * C0
+                at = d_row + full * c0_stride * C0
+                memmove(lm, at, g, s_row + full * C0, nb)
+                lm[at + nb:at + C0] = 0
 
 
 # ---------------------------------------------------------------------------- fractal copies
@@ -113,13 +115,15 @@ def _copy_fractal(lm, t, s, transpose, tmp):
     if not transpose:
         memmove(lm, t, lm, s, FRACTAL)
         return
-    tmp[:] = lm[s:s + FRACTAL]
-    for a in range(16):
-        for b in range(16):
-            p = (a * 16 + b) * 2
-            q = t + (b * 16 + a) * 2
-            lm[q] = tmp[p]
-            lm[q + 1] = tmp[p + 1]
+    if abs(t - s) < FRACTAL:             # overlapping source and destination: transpose a copy
+        tmp[:] = lm[s:s + FRACTAL]
+        src = tmp.view(np.uint16)
+    else:
+        src = lm[s:s + FRACTAL].view(np.uint16)
+    out = lm[t:t + FRACTAL].view(np.uint16)
+    for b in range(16):                  # contiguous writes, strided reads: the faster order
+        for a in range(16):
+            out[b * 16 + a] = src[a * 16 + b]
 
 
 @instruction
@@ -138,6 +142,9 @@ def load2d(st, lm, dst, dst_len, dst_hw, src, src_len, src_hw, start, repeat, ss
     _check_l0(st, src, src_hw, cc.SRC, loc)
     cc.check_extent((start + (repeat - 1) * sstride + 1) * FRACTAL, src_len * esize, cc.SRC, loc)
     cc.check_extent((repeat - 1) * (1 + dgap) * FRACTAL + FRACTAL, dst_len * esize, cc.DST, loc)
+    if not transpose and sstride == 1 and dgap == 0:     # consecutive fractals to consecutive fractals
+        memmove(lm, dst, lm, src + start * FRACTAL, repeat * FRACTAL)
+        return
     tmp = np.empty(FRACTAL, np.uint8)
     for r in range(repeat):
         _copy_fractal(lm, dst + r * (1 + dgap) * FRACTAL, src + (start + r * sstride) * FRACTAL, transpose, tmp)

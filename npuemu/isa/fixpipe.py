@@ -55,6 +55,7 @@ from ..numerics.half import f32_to_bf16, f32_to_f16
 from . import cube_common as cc
 from .datamove import check_gm, check_gm_size
 from .fault import Fault, register
+from .mmad import settle_l0c
 from . import state as S
 
 F_COMBO = 960
@@ -173,6 +174,7 @@ def fixpipe(st, lm, out, dst, dst_len, to_l1, rid, size, src, src_len, scales, s
         return
     if dst_stride == 0:
         raise Fault(F_DST_STRIDE, loc, 0, 0, 0)
+    settle_l0c(st, lm, loc)
     vector = mode == VDEQF16 or mode == VQF322B8 or mode == VREQ8
     if vector:
         if scales < 0:
@@ -213,13 +215,14 @@ def fixpipe(st, lm, out, dst, dst_len, to_l1, rid, size, src, src_len, scales, s
     for i in range(nd_num):
         sbase = i * src_nd_stride * 256
         for r in range(m_size):
-            # gather row r of matrix i
-            for c in range(n_size):
-                e = sbase + (c // 16) * src_stride * 16 + r * 16 + (c % 16)
+            # gather row r of matrix i: 16 consecutive elements from each fractal column
+            for c1 in range(n1):
+                e = sbase + c1 * src_stride * 16 + r * 16
+                w = min(16, n_size - c1 * 16)
                 if src_kind == K_F32:
-                    vals[c] = srcf[e]
+                    vals[c1 * 16:c1 * 16 + w] = srcf[e:e + w]
                 else:
-                    ivals[c] = srci[e]
+                    ivals[c1 * 16:c1 * 16 + w] = srci[e:e + w]
             if nz_out:
                 row_off = dst + i * dst_nd_stride * oes + r * 16 * oes
             else:
@@ -240,6 +243,9 @@ def _pos(nz_out, row_off, c, dst_stride, oes):
 def _emit_row(out, row_off, nz_out, dst_stride, vals, ivals, n, src_kind, out_kind, mode, relu, col_scale,
               col_offset):
     oes = KIND_SIZE[out_kind]
+    if not nz_out and src_kind == K_F32 and (mode == NOQ or mode == F322F16 or mode == F322BF16):
+        _emit_float_row(out[row_off:row_off + n * oes], vals, n, out_kind, relu)
+        return
     for c in range(n):
         at = _pos(nz_out, row_off, c, dst_stride, oes)
         if out_kind == K_I32:
@@ -273,6 +279,29 @@ def _emit_row(out, row_off, nz_out, dst_stride, vals, ivals, n, src_kind, out_ki
             hi = 127.0 if out_kind == K_S8 else 255.0
             q = min(max(q, lo), hi)
             out[at] = np.uint8(np.int64(q) & 0xFF)
+
+
+@njit(cache=True, inline="always")
+def _emit_float_row(out, vals, n, out_kind, relu):
+    """The common case of :func:`_emit_row`: float32 values to a contiguous float32/float16/bfloat16 row."""
+    if out_kind == K_F32:
+        row32 = out.view(np.float32)
+        for c in range(n):
+            row32[c] = _relu(vals[c], relu)
+    elif out_kind == K_F16:
+        row16 = out.view(np.uint16)
+        for c in range(n):
+            row16[c] = f32_to_f16(_relu(vals[c], relu))
+    else:
+        rowb = out.view(np.uint16)
+        for c in range(n):
+            rowb[c] = f32_to_bf16(_relu(vals[c], relu))
+
+
+@njit(cache=True, inline="always")
+def _relu(x, on):
+    """ReLU as the fixpipe applies it: negative values become +0; NaN and -0.0 pass."""
+    return np.float32(0.0) if on and x < 0 else x
 
 
 @njit(cache=True, inline="always")

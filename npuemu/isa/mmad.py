@@ -26,21 +26,33 @@ C).
 Numerics (not bit-exact with the hardware, whose internal summation order is
 not documented):
 
-* int8 x int8 -> int32: exact (products and sums are exact in float64 for
-  k <= 4095, then converted; accumulation into L0C wraps as int32);
-* float16/bfloat16 -> float32: every product is exact in float32; the k
-  products are summed in float32 by the BLAS kernel (NumPy ``matmul``) in its
-  own order; the sum is then added to C in float32;
+* int8 x int8 -> int32: exact (products and sums are exact in float64, then
+  converted; accumulation into L0C wraps as int32);
+* float16/bfloat16 -> float32: every product is exact in float32; the
+  products of the accumulated K are summed in float32 by the BLAS kernel
+  (NumPy ``matmul``) in its own order; the sum is then added to C's start
+  value in float32 (see the deferred accumulation below);
 * float32 -> float32: float32 BLAS; with ``set_hf32_mode(True)`` both inputs
   are first rounded to HF32 (assumed: 1 sign, 8 exponent, 11 mantissa bits;
   round to nearest even, or half away from zero after
   ``set_hf32_trans_mode(True)``).
 
-The multiply runs as a NumPy ``matmul`` called through ``numba.objmode``:
-compiled code gathers the fractals into dense matrices of raw elements (slice
-copies, O(mk + kn)), NumPy converts them to float32 (float64 for int8; its
-float16 conversion is vectorised) and BLAS does the O(mnk) work.  A launch
-whose cores run in parallel holds BLAS at one thread
+Accumulation is deferred.  An ``mmad`` copies its A and B operands into
+dense panels in the core's cube scratch (O(mk + kn); float16/bfloat16 become
+float32 on the way, int8 stays int8), and later mmads that accumulate into the
+same C (same address, same m, n and input kind) append their K columns to the
+panels.  The product runs when L0C is next used otherwise (``fixpipe``, an
+mmad into another C or from another start value, a dump or scalar access of a
+CO1 tensor: they call :func:`settle_l0c`) or when the panels are full: one
+NumPy ``matmul`` over the whole K collected (float32 BLAS; float64 for int8),
+called through ``numba.objmode``, then added to C's start value.  So a K loop
+of 32 mmads is one BLAS call and one store of C instead of 32.  A GEMV, or a
+core without scratch, multiplies at once the same way.  For
+float inputs this sums the K chunks in float32 inside BLAS and rounds C once,
+where the hardware rounds C after every mmad (both orders are within the
+documented accuracy; neither is the hardware's exact one); int8 results are the
+same either way (int32 wrap-around commutes with the sum).  A launch whose
+cores run in parallel holds BLAS at one thread
 (:mod:`npuemu.runtime.blas_threads`).
 """
 from __future__ import annotations
@@ -50,6 +62,7 @@ from numba import njit, objmode, types
 from numba.extending import overload
 
 from .linkage import instruction
+from ..numerics.half import bf16_to_f32, f16_to_f32
 from ..language.enums import Hardware
 from . import cube_common as cc
 from . import state as S
@@ -146,93 +159,211 @@ def mmad(st, lm, dst, dst_len, fm, fm_len, flt, flt_len, bias, bias_len, bias_ki
         src_kind, src = BIAS_TABLE, st[16 + Hardware.BIAS]
     else:
         src_kind, src = BIAS_MATRIX, dst
-    if kind == IN_S8:
-        _mmad_s8(lm, dst, fm, flt, src, src_kind, m1, k1, n1, k, gemv)
+    hf32 = kind == IN_F32 and st[ST_HF32_MODE] != 0
+    away = st[ST_HF32_TRANS] != 0
+    if not gemv and _appends(st, dst, src, src_kind, m1, n1, kind, k):
+        _append(st, lm, fm, flt, m1, k1, n1, k, kind, hf32, away)
+        return
+    settle_l0c(st, lm, loc)
+    if not gemv and _begin(st, lm, dst, src, src_kind, m1, n1, kind, k):
+        _append(st, lm, fm, flt, m1, k1, n1, k, kind, hf32, away)
+    elif kind == IN_S8:
+        a, bt = np.zeros((m1 * 16, k), np.int8), np.empty((n1 * 16, k), np.int8)
+        _gather(lm.view(np.int8), fm, flt, m1, k1, n1, k, gemv, 32, a, bt, 0)
+        _store_c(lm.view(np.int32), dst // 4, src // 4, src_kind, _product_s8(a, bt), m1, n1, gemv)
     else:
-        hf32 = kind == IN_F32 and st[ST_HF32_MODE] != 0
-        _mmad_float(lm, dst, fm, flt, src, src_kind, m1, k1, n1, k, gemv, kind, hf32, st[ST_HF32_TRANS] != 0)
+        a, bt = np.zeros((m1 * 16, k), np.float32), np.empty((n1 * 16, k), np.float32)
+        _gather_float(lm, fm, flt, m1, k1, n1, k, gemv, kind, hf32, away, a, bt, 0)
+        _store_c(lm.view(np.float32), dst // 4, src // 4, src_kind, _product_f32(a, bt), m1, n1, gemv)
+
+
+# ---------------------------------------------------------------- operands
+
+def _operand(x):
+    """One input element as an operand: float16 bits (read as uint16) and bfloat16 bits (read as int16)
+    become float32; float32 and int8 stay as they are."""
+    raise NotImplementedError("_operand is only callable from compiled code")
+
+
+@overload(_operand, inline="always")
+def _operand_impl(x):
+    if x == types.uint16:
+        return lambda x: f16_to_f32(x)
+    if x == types.int16:
+        return lambda x: bf16_to_f32(np.uint16(x))
+    return lambda x: x
 
 
 @njit(cache=True)
-def _dense(v, fm, flt, m1, k1, n1, k, gemv, k0):
-    """A as a dense (m1*16) x k matrix and B^T as a dense (n1*16) x k one, raw elements of ``v``.
+def _gather(v, fm, flt, m1, k1, n1, k, gemv, k0, a, bt, col):
+    """Copy A into columns ``col:col + k`` of ``a`` ((m1*16) rows) and B^T into those of ``bt`` ((n1*16) rows).
 
-    ``v`` is local memory viewed as the input's element type (bits for the
-    floating-point kinds); ``fm``/``flt`` are element offsets.  A fractal row
-    of A and a fractal column of B (stored column-major) are ``k0``
-    consecutive elements, so both gathers are runs of slice copies.
+    ``v`` is local memory viewed as the input's element type (see
+    :func:`_operand` for the 16-bit kinds); ``fm``/``flt`` are element offsets.  A fractal row of A and a fractal
+    column of B (stored column-major) are ``k0`` consecutive elements, so both
+    gathers are runs of short contiguous copies.  In GEMV mode A is the vector
+    in row 0 (the caller zeroed the other rows).
     """
-    a = np.zeros((m1 * 16, k), v.dtype)
-    bt = np.empty((n1 * 16, k), v.dtype)
     fractal = 16 * k0
     if gemv:
-        a[0, :] = v[fm:fm + k]
+        for j in range(k):
+            a[0, col + j] = _operand(v[fm + j])
     else:
         for mi in range(m1):
             for ki in range(k1):
                 f = fm + (mi * k1 + ki) * fractal
+                c0 = col + ki * k0
                 w = min(k0, k - ki * k0)
                 for r in range(16):
-                    a[mi * 16 + r, ki * k0:ki * k0 + w] = v[f + r * k0:f + r * k0 + w]
+                    _run(a, mi * 16 + r, c0, v, f + r * k0, w)
     for ki in range(k1):
+        c0 = col + ki * k0
         h = min(k0, k - ki * k0)
         for ni in range(n1):
             f = flt + (ki * n1 + ni) * fractal
             for c in range(16):
-                bt[ni * 16 + c, ki * k0:ki * k0 + h] = v[f + c * k0:f + c * k0 + h]
-    return a, bt
+                _run(bt, ni * 16 + c, c0, v, f + c * k0, h)
+
+
+@njit(cache=True, inline="always")
+def _run(out, row, col, v, at, n):
+    """``n`` elements of ``v`` from ``at`` to row ``row`` of ``out`` from column ``col``."""
+    # through 1-D slices: LLVM vectorises this loop, not one over 2-D indices
+    dst = out[row, col:col + n]
+    src = v[at:at + n]
+    for j in range(n):
+        dst[j] = _operand(src[j])
+
+
+@njit(cache=True)
+def _gather_float(lm, fm, flt, m1, k1, n1, k, gemv, kind, hf32, away, a, bt, col):
+    """:func:`_gather` for the floating-point kinds: float32 operands, rounded to HF32 when ``hf32``."""
+    if kind == IN_F16:
+        _gather(lm.view(np.uint16), fm // 2, flt // 2, m1, k1, n1, k, gemv, 16, a, bt, col)
+    elif kind == IN_BF16:
+        _gather(lm.view(np.int16), fm // 2, flt // 2, m1, k1, n1, k, gemv, 16, a, bt, col)
+    else:
+        _gather(lm.view(np.float32), fm // 4, flt // 4, m1, k1, n1, k, gemv, 8, a, bt, col)
+        if hf32:
+            _round_hf32(a[:, col:col + k], away)
+            _round_hf32(bt[:, col:col + k], away)
 
 
 @njit(cache=True)
 def _round_hf32(x, away):
-    """Round every element of the float32 bits ``x`` to HF32, in place."""
-    flat = x.reshape(-1)
-    for i in range(flat.size):
-        flat[i] = np.float32(_hf32(np.uint32(flat[i]).view(np.float32), away)).view(np.uint32)
+    """Round every element of the float32 matrix ``x`` to HF32, in place."""
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            x[i, j] = _hf32(x[i, j], away)
 
 
 @njit(cache=True)
-def _product_float(a, bt, kind, out):
-    """``out = A @ B`` in float32 from raw float16/bfloat16/float32 bits (NumPy converts and multiplies)."""
+def _product_f32(a, bt):
+    """``A @ B`` in float32 by BLAS (NumPy ``matmul``)."""
+    p = np.empty((a.shape[0], bt.shape[0]), np.float32)
     with objmode():
-        if kind == IN_F16:
-            fa, fb = a.view(np.float16).astype(np.float32), bt.view(np.float16).astype(np.float32)
-        elif kind == IN_BF16:
-            fa = (a.astype(np.uint32) << np.uint32(16)).view(np.float32)
-            fb = (bt.astype(np.uint32) << np.uint32(16)).view(np.float32)
-        else:
-            fa, fb = a.view(np.float32), bt.view(np.float32)
-        np.matmul(fa, fb.T, out=out)
+        np.matmul(a, bt.T, out=p)
+    return p
 
 
 @njit(cache=True)
-def _product_s8(a, bt, out):
-    """``out = A @ B`` from int8 operands, exact in float64 (|sum| < 2**26 for k <= 4095)."""
+def _product_s8(a, bt):
+    """``A @ B`` from int8 operands, exact in float64 (|sum| < 2**53 for any k an L0C accumulation reaches)."""
+    p = np.empty((a.shape[0], bt.shape[0]), np.float64)
     with objmode():
-        np.matmul(a.astype(np.float64), bt.astype(np.float64).T, out=out)
+        np.matmul(a.astype(np.float64), bt.astype(np.float64).T, out=p)
+    return p
+
+
+# ---------------------------------------------------------------- deferred accumulation
+
+@njit(cache=True, inline="always")
+def _panel_size(kind):
+    """Bytes per element of the operand panels: int8 stays int8, the float kinds become float32."""
+    return 1 if kind == IN_S8 else 4
+
+
+@njit(cache=True, inline="always")
+def _appends(st, dst, src, src_kind, m1, n1, kind, k):
+    """Whether this mmad accumulates into the pending C and its K columns fit the panels."""
+    return (st[S.PEND_MODE] != 0 and src_kind == BIAS_MATRIX and src == dst and st[S.PEND_DST] == dst
+            and st[S.PEND_M1] == m1 and st[S.PEND_N1] == n1 and st[S.PEND_KIND] == kind
+            and st[S.PEND_K] + k <= st[S.PEND_KCAP])
 
 
 @njit(cache=True)
-def _mmad_float(lm, dst, fm, flt, src, src_kind, m1, k1, n1, k, gemv, kind, hf32, away):
-    p = np.empty((m1 * 16, n1 * 16), np.float32)
-    if kind == IN_F32:
-        a32, bt32 = _dense(lm.view(np.uint32), fm // 4, flt // 4, m1, k1, n1, k, gemv, 8)
-        if hf32:
-            _round_hf32(a32, away)
-            _round_hf32(bt32, away)
-        _product_float(a32, bt32, kind, p)
+def _begin(st, lm, dst, src, src_kind, m1, n1, kind, k):
+    """Start a pending accumulation into C at ``dst``: C takes its start value now (unless it is 0).
+
+    False when the core has no scratch or the panels cannot hold ``k`` columns
+    (the mmad then runs at once).
+    """
+    kcap = st[S.SCRATCH_SIZE] // 2 // (max(m1, n1) * 16 * _panel_size(kind))
+    if kcap < k:
+        return False
+    cw = lm.view(np.int32)
+    d, words = dst // 4, m1 * n1 * 256
+    if src_kind == BIAS_MATRIX and src != dst:
+        cw[d:d + words] = cw[src // 4:src // 4 + words].copy()
+    elif src_kind == BIAS_TABLE:
+        row = cw[src // 4:src // 4 + n1 * 16].copy()
+        for ni in range(n1):
+            for mi in range(m1):
+                base = d + (ni * m1 + mi) * 256
+                for r in range(16):
+                    cw[base + r * 16:base + r * 16 + 16] = row[ni * 16:ni * 16 + 16]
+    st[S.PEND_MODE] = 2 if src_kind == BIAS_NONE else 1
+    st[S.PEND_DST] = dst
+    st[S.PEND_M1] = m1
+    st[S.PEND_N1] = n1
+    st[S.PEND_KIND] = kind
+    st[S.PEND_K] = 0
+    st[S.PEND_KCAP] = kcap
+    return True
+
+
+@njit(cache=True, inline="always")
+def _panels(st, v):
+    """The pending A (M x KCAP) and B^T (N x KCAP) panels in the cube scratch, as arrays of ``v``'s type."""
+    es = v.itemsize
+    m16, n16, kcap = st[S.PEND_M1] * 16, st[S.PEND_N1] * 16, st[S.PEND_KCAP]
+    a0 = st[S.SCRATCH_BASE] // es
+    b0 = a0 + st[S.SCRATCH_SIZE] // 2 // es
+    return v[a0:a0 + m16 * kcap].reshape((m16, kcap)), v[b0:b0 + n16 * kcap].reshape((n16, kcap))
+
+
+@njit(cache=True)
+def _append(st, lm, fm, flt, m1, k1, n1, k, kind, hf32, away):
+    """Copy this mmad's A and B into the next ``k`` columns of the pending panels."""
+    col = st[S.PEND_K]
+    if kind == IN_S8:
+        a, bt = _panels(st, lm.view(np.int8))
+        _gather(lm.view(np.int8), fm, flt, m1, k1, n1, k, False, 32, a, bt, col)
     else:
-        a16, bt16 = _dense(lm.view(np.uint16), fm // 2, flt // 2, m1, k1, n1, k, gemv, 16)
-        _product_float(a16, bt16, kind, p)
-    _store_c(lm.view(np.float32), dst // 4, src // 4, src_kind, p, m1, n1, gemv)
+        a, bt = _panels(st, lm.view(np.float32))
+        _gather_float(lm, fm, flt, m1, k1, n1, k, False, kind, hf32, away, a, bt, col)
+    st[S.PEND_K] = col + k
 
 
-@njit(cache=True)
-def _mmad_s8(lm, dst, fm, flt, src, src_kind, m1, k1, n1, k, gemv):
-    a, bt = _dense(lm.view(np.int8), fm, flt, m1, k1, n1, k, gemv, 32)
-    p = np.empty((m1 * 16, n1 * 16), np.float64)
-    _product_s8(a, bt, p)
-    _store_c(lm.view(np.int32), dst // 4, src // 4, src_kind, p, m1, n1, gemv)
+@instruction
+def settle_l0c(st, lm, loc):
+    """Carry out the accumulation pending in L0C, if any (every other use of L0C calls this first)."""
+    mode = st[S.PEND_MODE]
+    if mode == 0:
+        return
+    st[S.PEND_MODE] = 0
+    k, c = st[S.PEND_K], st[S.PEND_DST] // 4
+    m1, n1 = st[S.PEND_M1], st[S.PEND_N1]
+    src_kind = BIAS_NONE if mode == 2 else BIAS_MATRIX
+    if st[S.PEND_KIND] == IN_S8:
+        a, bt = _panels(st, lm.view(np.int8))
+        _store_c(lm.view(np.int32), c, c, src_kind, _product_s8(a[:, :k], bt[:, :k]), m1, n1, False)
+    else:
+        a, bt = _panels(st, lm.view(np.float32))
+        _store_c(lm.view(np.float32), c, c, src_kind, _product_f32(a[:, :k], bt[:, :k]), m1, n1, False)
+
+
+# ---------------------------------------------------------------- C
 
 
 def _in_c(start, prod, cw):
@@ -263,12 +394,15 @@ def _store_c(cw, dst, src, src_kind, p, m1, n1, gemv):
         for ni in range(n1):
             base = (ni * m1 + mi) * 256
             for r in range(rows):
+                # 16 elements through 1-D slices, one loop per start kind: the loops vectorise
                 pr = p[mi * 16 + r, ni * 16:ni * 16 + 16]
                 o = base + r * 16
-                for c in range(16):
-                    if src_kind == BIAS_MATRIX:
-                        cw[dst + o + c] = _in_c(cw[src + o + c], pr[c], cw)
-                    elif src_kind == BIAS_TABLE:
-                        cw[dst + o + c] = _in_c(cw[src + ni * 16 + c], pr[c], cw)
-                    else:
-                        cw[dst + o + c] = _in_c(None, pr[c], cw)
+                out = cw[dst + o:dst + o + 16]
+                if src_kind == BIAS_NONE:
+                    for c in range(16):
+                        out[c] = _in_c(None, pr[c], cw)
+                else:
+                    at = src + o if src_kind == BIAS_MATRIX else src + ni * 16
+                    start = cw[at:at + 16]
+                    for c in range(16):
+                        out[c] = _in_c(start[c], pr[c], cw)

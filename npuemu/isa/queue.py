@@ -308,5 +308,5 @@ def pipe_reset(st, loc):
     st[S.PIPE_NBUF] = 0
     for p in range(S.N_POSITIONS):
         st[S.POS_ALLOC + p] = 0
-    for i in range(S.QUEUE_BASE, S.STATE_SIZE):
+    for i in range(S.QUEUE_BASE, S.PIPE_STATE_END):
         st[i] = 0

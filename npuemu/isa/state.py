@@ -114,3 +114,20 @@ STATE_SIZE += 10
 # st[EVENT_POOL + event] is set while id i of that HardEvent is allocated
 EVENT_POOL = STATE_SIZE
 STATE_SIZE += N_EVENTS
+
+# TPipe.reset() (queue.pipe_reset) clears every word from QUEUE_BASE up to here
+PIPE_STATE_END = STATE_SIZE
+
+# cube: an accumulation into L0C not carried out yet (npuemu/isa/mmad.py).  mmads that accumulate
+# into the same C collect their A and B^T panels in the core's cube scratch (lm past its memories,
+# SCRATCH_BASE / SCRATCH_SIZE bytes); one product over the whole K runs when L0C is next used.
+PEND_MODE = STATE_SIZE           # 0: nothing pending; 1: C holds the start value; 2: C starts from 0
+PEND_DST = STATE_SIZE + 1        # byte address of C in lm
+PEND_M1 = STATE_SIZE + 2
+PEND_N1 = STATE_SIZE + 3
+PEND_KIND = STATE_SIZE + 4       # input kind (mmad.IN_*)
+PEND_K = STATE_SIZE + 5          # columns of the panels filled so far
+PEND_KCAP = STATE_SIZE + 6       # columns the panels can hold
+SCRATCH_BASE = STATE_SIZE + 7
+SCRATCH_SIZE = STATE_SIZE + 8
+STATE_SIZE += 9

@@ -90,8 +90,17 @@ def type_layout(kernel_type: KernelType, cores: list[CoreSpec]) -> tuple[int, in
     return (aic[0] if aic else 0, len(aic), aiv[0] if aiv else 0, len(aiv), ratio)
 
 
-def new_core_state(spec: CoreSpec, platform: Platform) -> tuple[np.ndarray, np.ndarray]:
-    """The ``st`` and ``lm`` arrays a core starts with."""
+def cube_scratch_bytes(platform: Platform) -> int:
+    """Bytes of cube scratch an AIC that runs ``mmad`` gets past its memories (isa/mmad.py).
+
+    Half holds pending A panels, half B^T panels: 16 L0A/L0B fills each, so a
+    tile's whole K usually accumulates in one product.
+    """
+    return 32 * max(platform.l0a_size, platform.l0b_size)
+
+
+def new_core_state(spec: CoreSpec, platform: Platform, scratch: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The ``st`` and ``lm`` arrays a core starts with; an AIC gets ``scratch`` bytes of cube scratch."""
     st = np.zeros(S.STATE_SIZE, np.int64)
     st[S.BLOCK_IDX] = spec.block_idx
     st[S.BLOCK_NUM] = spec.block_num
@@ -107,7 +116,10 @@ def new_core_state(spec: CoreSpec, platform: Platform) -> tuple[np.ndarray, np.n
         st[S.SEG_BASE + hw] = base
         st[S.SEG_SIZE + hw] = size
         base += size
-    return st, _local_memory(base)
+    scratch = scratch if spec.core_type == AIC else 0
+    st[S.SCRATCH_BASE] = base
+    st[S.SCRATCH_SIZE] = scratch
+    return st, _local_memory(base, scratch)
 
 
 # Local memories are recycled between launches.  A 24-core cube launch needs some 19 MiB of them;
@@ -119,17 +131,19 @@ _POOL_MAX_BYTES = 256 << 20
 _pooled_bytes = 0
 
 
-def _local_memory(nbytes: int) -> np.ndarray:
-    """``nbytes`` of fresh on-chip memory (every byte ``UNINITIALISED_BYTE``)."""
+def _local_memory(nbytes: int, scratch: int) -> np.ndarray:
+    """``nbytes`` of fresh on-chip memory (every byte ``UNINITIALISED_BYTE``), then ``scratch`` bytes of
+    emulator scratch (contents undefined: its pages are only touched when used)."""
     global _pooled_bytes
+    total = nbytes + scratch
     with _POOL_LOCK:
-        free = _POOL.get(nbytes)
+        free = _POOL.get(total)
         lm = free.pop() if free else None
         if lm is not None:
-            _pooled_bytes -= nbytes
+            _pooled_bytes -= total
     if lm is None:
-        return np.full(nbytes, UNINITIALISED_BYTE, np.uint8)
-    lm.fill(UNINITIALISED_BYTE)
+        lm = np.empty(total, np.uint8)
+    lm[:nbytes].fill(UNINITIALISED_BYTE)
     return lm
 
 

@@ -29,7 +29,8 @@ from ..options import Options
 from . import scheduler
 from .blas_threads import single_threaded_blas
 from .args import Region, region_for
-from .cores import CoreSpec, core_plan, new_core_state, recycle_local_memories, residency, type_layout
+from .cores import (CoreSpec, core_plan, cube_scratch_bytes, new_core_state, recycle_local_memories, residency,
+                    type_layout)
 from .debuglog import print_launch_logs
 
 SYSTEM_REGION_BYTES = 64 * 1024     # least size of npuemu's own GM region (cross-core state and the like)
@@ -139,12 +140,13 @@ def run(binary: Any, values: dict[str, Any], block_dim: int, options: Options) -
                             [not r.initialized for r in regions]) if full else tuple(_DUMMY for _ in regions)
     dc = np.zeros(dcache.dc_bytes(len(cores), binary.platform), np.uint8)
     states = []
+    scratch = cube_scratch_bytes(binary.platform) if binary.facts.get("blas") else 0
     for slot, spec in enumerate(cores):
-        st, lm = new_core_state(spec, binary.platform)
+        st, lm = new_core_state(spec, binary.platform, scratch)
         st[S.CORE_SLOT] = slot
         st[S.CHECK_FULL] = full
         log = np.zeros(LOG_WORDS, np.int64) if uses_log else _DUMMY
-        sh = hb.new_core_shadow(slot, len(cores), lm.size) if full else _DUMMY
+        sh = hb.new_core_shadow(slot, len(cores), int(st[S.SCRATCH_BASE])) if full else _DUMMY
         states.append((st, lm, log, sh))
     if options.debug:
         fn = binary.compiled.python_fn

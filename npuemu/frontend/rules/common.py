@@ -199,3 +199,10 @@ def level0_args(lw: "Lowerer", a: dict, params_cls: type, node: ast.AST | None) 
     ints = [lo, hi, lw.int_expr(a["repeat_times"], node, "repeat_times"),
             *repeat_params(lw, a["repeat_params"], params_cls, node)]
     return [str(is_set_mask), is_bits, *(plain_int(c) for c in ints)]
+
+
+def settle_l0c(lw: "Lowerer", t: Value, node: ast.AST | None) -> None:
+    """Before code reads or writes the LocalTensor ``t`` element by element: if it is in L0C, carry out
+    the accumulation ``mmad`` left pending there (isa/mmad.py)."""
+    if POSITION_MEMORY.get(t.type.pos) == Hardware.L0C:
+        emit_isa_plain(lw, "mmad", "settle_l0c", ["_st", "_lm"], node)

@@ -20,7 +20,7 @@ from ..types import (AllocatorT, GlobalAddressT, GlobalTensorT, LocalTensorT, Re
                      TPipeT, TQueT, Value, const, is_number, scalar)
 from .cache import scalar_gm_load, scalar_gm_store
 from . import access
-from .common import STORAGE_SUFFIX, memory_of
+from .common import STORAGE_SUFFIX, memory_of, settle_l0c
 
 # ---------------------------------------------------------------------------- dtype and addresses
 
@@ -247,6 +247,7 @@ def _local_get_value(lw, call: Call) -> Value:
     a = call.bind(lw, "index")
     idx = lw.int_expr(a["index"], call.node, "an element index")
     _scalar_access(lw, t, idx, access.READ, call.node)
+    settle_l0c(lw, t, call.node)
     raw = lw.call_isa("tensor", f"local_get_{STORAGE_SUFFIX[t.type.dtype]}",
                       ["_lm", t.code[0], t.code[1], idx], call.node)
     return lw.fresh_value(scalar(_scalar_kind(t.type.dtype), _from_storage(t.type.dtype, raw, lw)), "lv")
@@ -259,6 +260,7 @@ def _local_set_value(lw, call: Call) -> None:
     idx = lw.int_expr(a["index"], call.node, "an element index")
     val = _to_storage(t.type.dtype, a["value"], lw, call.node)
     _scalar_access(lw, t, idx, access.WRITE, call.node)
+    settle_l0c(lw, t, call.node)
     lw.emit_isa("tensor", f"local_set_{STORAGE_SUFFIX[t.type.dtype]}", ["_lm", t.code[0], t.code[1], idx, val],
                 call.node)
 

@@ -20,7 +20,7 @@ from ...language.params import ShapeInfo
 from ..registry import Call, rule
 from ..types import GlobalAddressT, GlobalTensorT, LocalTensorT, ScalarT, Value
 from . import access
-from .common import call_isa_plain, emit_isa_plain, is_params, plain_arg, plain_int
+from .common import call_isa_plain, emit_isa_plain, is_params, plain_arg, plain_int, settle_l0c
 
 _SPEC = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\d+|\*)?(?:\.(?P<prec>\d*|\*))?"
                    r"(?P<length>hh|h|ll|l|j|z|t|L)?(?P<conv>.?)", re.S)
@@ -172,6 +172,7 @@ def _dump_tensor(lw, call: Call) -> None:
         # the scalar unit reads the tensor: a race if its producer was not waited for; dumping
         # memory nothing wrote is a legitimate thing to look at, so it is not an uninitialised read
         access.local_count(lw, hb.S, t, f"max({n}, 0)", access.READ_SPAN, call.node)
+        settle_l0c(lw, t, call.node)
         args = ["_st", "_log", "_lm", *parts, str(int(hw)), desc, n, str(site), esize]
         emit_isa_plain(lw, "debug", "dump_local", args, call.node)
     elif isinstance(t.type, GlobalTensorT) and d is not None:

@@ -1,0 +1,165 @@
+"""Deferred L0C accumulation (isa/mmad.py): every way of using L0C sees the accumulated C.
+
+mmads that accumulate into one C collect their operands and multiply once,
+when L0C is next used.  These kernels use L0C between accumulations in each of
+the ways that must carry the product out first (a scalar read or write of a
+CO1 tensor, an mmad into another C, panels that fill up) and compare with
+float64 / int64 NumPy products of the same inputs.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import npuemu.asc as asc
+from npuemu.isa import mmad as mm_isa
+from npuemu.isa import state as S
+from npuemu.language.enums import Hardware
+from npuemu.runtime.cores import AIC as AIC_CORE, CoreSpec, cube_scratch_bytes, new_core_state
+from npuemu.runtime.platform import default_platform
+
+AIC = asc.KernelType.AIC_ONLY
+
+
+@asc.jit
+def _chunk(c1: asc.LocalTensor, a1: asc.LocalTensor, b1: asc.LocalTensor, a2: asc.LocalTensor,
+           b2: asc.LocalTensor, ag: asc.GlobalTensor, bg: asc.GlobalTensor, M: int, N: int, K: int, KC: int,
+           kc: int, C0: asc.ConstExpr[int]):
+    """Stage K chunk ``kc`` of A (M x K) and B^T (N x K) in L0A/L0B and accumulate it into ``c1``."""
+    m1 = (M + 15) // 16
+    n1 = (N + 15) // 16
+    kh = min(KC, K - kc * KC)
+    kf = (kh + C0 - 1) // C0
+    asc.data_copy(a1, ag[kc * KC:], asc.Nd2NzParams(1, M, kh, 0, K, m1 * 16, 1, 0))
+    asc.data_copy(b1, bg[kc * KC:], asc.Nd2NzParams(1, N, kh, 0, K, n1 * 16, 1, 0))
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    for i in range(m1):
+        asc.load_data(a2[i * kf * 16 * C0:], a1[i * 16 * C0:], asc.LoadData2DParams(0, kf, m1, 0, 0, False, 0))
+    asc.load_data(b2, b1, asc.LoadData2DParams(0, kf * n1, 1, 0, 0, False, 0))
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.mmad(c1, a2, b2, asc.MmadParams(M, N, kh, 0, False, kc == 0))
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+
+
+@asc.jit(kernel_type=AIC)
+def gemm_touching_l0c(a: asc.GlobalAddress, bt: asc.GlobalAddress, c: asc.GlobalAddress, c2: asc.GlobalAddress,
+                      M: int, N: int, K: int, KC: int, peek: int, C0: asc.ConstExpr[int], acc: asc.ConstExpr):
+    """C = A @ B accumulated over K chunks, and a second C' = A @ B in another L0C tile, interleaved.
+
+    After the first chunk, element ``peek`` of C is read and written back
+    doubled by the scalar unit (so C ends as A @ B plus the first chunk's
+    product at ``peek``); the chunks alternate between C and C'.
+    """
+    ag = asc.GlobalTensor()
+    ag.set_global_buffer(a)
+    bg = asc.GlobalTensor()
+    bg.set_global_buffer(bt)
+    cg = asc.GlobalTensor()
+    cg.set_global_buffer(c)
+    cg2 = asc.GlobalTensor()
+    cg2.set_global_buffer(c2)
+    d = ag.dtype
+    m1 = (M + 15) // 16
+    n1 = (N + 15) // 16
+    kc1 = (KC + C0 - 1) // C0
+    a1 = asc.LocalTensor(d, asc.TPosition.A1, 0, m1 * 16 * kc1 * C0)
+    b1 = asc.LocalTensor(d, asc.TPosition.B1, 262144, n1 * 16 * kc1 * C0)
+    a2 = asc.LocalTensor(d, asc.TPosition.A2, 0, m1 * 16 * kc1 * C0)
+    b2 = asc.LocalTensor(d, asc.TPosition.B2, 0, n1 * 16 * kc1 * C0)
+    c1 = asc.LocalTensor(acc, asc.TPosition.CO1, 0, m1 * n1 * 256)
+    c1b = asc.LocalTensor(acc, asc.TPosition.CO1, 65536, m1 * n1 * 256)
+    nk = (K + KC - 1) // KC
+    for kc in range(nk):
+        _chunk(c1, a1, b1, a2, b2, ag, bg, M, N, K, KC, kc, C0)
+        if kc == 0 and peek >= 0:
+            x = c1.get_value(peek)
+            c1.set_value(peek, x + x)
+        _chunk(c1b, a1, b1, a2, b2, ag, bg, M, N, K, KC, kc, C0)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.fixpipe(cg, c1, asc.FixpipeParamsV220(N, M, m1 * 16, N))
+    asc.fixpipe(cg2, c1b, asc.FixpipeParamsV220(N, M, m1 * 16, N))
+
+
+def _operands(dtype: str, M: int, N: int, K: int, rng):
+    if dtype == "int8":
+        a = rng.integers(-128, 128, (M, K), dtype=np.int8)
+        b = rng.integers(-128, 128, (K, N), dtype=np.int8)
+        return a, b, a.astype(np.int64), b.astype(np.int64)
+    a = rng.standard_normal((M, K)).astype(dtype)
+    b = rng.standard_normal((K, N)).astype(dtype)
+    return a, b, a.astype(np.float64), b.astype(np.float64)
+
+
+def _nz_index(r: int, col: int, m1: int) -> int:
+    """Element index of C[r, col] in an NZ L0C tile of m1 row fractals."""
+    return (col // 16 * m1 + r // 16) * 256 + r % 16 * 16 + col % 16
+
+
+CASES = {"float16": (16, asc.float32), "float32": (8, asc.float32), "int8": (32, asc.int32)}
+
+
+@pytest.mark.parametrize("dtype", list(CASES))
+def test_scalar_access_and_other_tiles_see_the_pending_product(dtype, rng):
+    M, N, K, KC = 35, 40, 130, 32
+    c0, acc = CASES[dtype]
+    a, b, a_ref, b_ref = _operands(dtype, M, N, K, rng)
+    out_dtype = np.int32 if dtype == "int8" else np.float32
+    c, c2 = np.zeros((M, N), out_dtype), np.zeros((M, N), out_dtype)
+    r, col = 17, 33
+    gemm_touching_l0c[1](a, np.ascontiguousarray(b.T), c, c2, M, N, K, KC, _nz_index(r, col, (M + 15) // 16), c0,
+                         acc, check="full")
+    ref = a_ref @ b_ref
+    ref_peeked = ref.copy()
+    ref_peeked[r, col] += a_ref[r, :KC] @ b_ref[:KC, col]       # doubled after the first chunk
+    if dtype == "int8":
+        np.testing.assert_array_equal(c, ref_peeked)
+        np.testing.assert_array_equal(c2, ref)
+    else:
+        tol = 1e-5 * np.sqrt(K) * np.abs(ref).max()
+        np.testing.assert_allclose(c, ref_peeked, rtol=0, atol=tol)
+        np.testing.assert_allclose(c2, ref, rtol=0, atol=tol)
+        assert abs(c[r, col] - ref[r, col]) > 10 * tol        # the doubling shows
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8"])
+def test_accumulation_longer_than_the_panels(dtype, rng):
+    """A K loop whose operands overflow the cube scratch: the product is carried out in parts."""
+    c0, acc = CASES[dtype]
+    M, N = 20, 256
+    KC = 64 if dtype == "float32" else 256                       # a full 64 KiB L0B per chunk
+    panel_columns = cube_scratch_bytes(default_platform()) // 2 // (N * (4 if dtype == "float32" else 1))
+    K = 2 * panel_columns + KC + 5
+    a, b, a_ref, b_ref = _operands(dtype, M, N, K, rng)
+    out_dtype = np.int32 if dtype == "int8" else np.float32
+    c, c2 = np.zeros((M, N), out_dtype), np.zeros((M, N), out_dtype)
+    gemm_touching_l0c[1](a, np.ascontiguousarray(b.T), c, c2, M, N, K, KC, -1, c0, acc)
+    ref = a_ref @ b_ref
+    if dtype == "int8":
+        np.testing.assert_array_equal(c, ref)
+        np.testing.assert_array_equal(c2, ref)
+    else:
+        tol = 1e-5 * np.sqrt(K) * np.abs(ref).max()
+        np.testing.assert_allclose(c, ref, rtol=0, atol=tol)
+        np.testing.assert_allclose(c2, ref, rtol=0, atol=tol)
+
+
+@pytest.mark.parametrize("scratch", [False, True], ids=["at-once", "deferred"])
+def test_hf32_rounding_on_both_paths(scratch, rng):
+    """HF32 input rounding applies whether the product runs at once or when L0C is settled."""
+    platform = default_platform()
+    st, lm = new_core_state(CoreSpec(AIC_CORE, 0, 1), platform, cube_scratch_bytes(platform) if scratch else 0)
+    a = (1 + rng.random((16, 8))).astype(np.float32)
+    b = (1 + rng.random((8, 16))).astype(np.float32)
+    l0a, l0b, l0c = (int(st[S.SEG_BASE + h]) for h in (Hardware.L0A, Hardware.L0B, Hardware.L0C))
+    lm[l0a:l0a + 512] = a.view(np.uint8).ravel()
+    lm[l0b:l0b + 512] = b.T.copy().view(np.uint8).ravel()
+    mm_isa.set_hf32_mode(st, True, 0)
+    mm_isa.mmad(st, lm, l0c, 256, l0a, 128, l0b, 128, 0, 0, 0, 16, 16, 8, 0, False, True, mm_isa.IN_F32, 0)
+    assert (st[S.PEND_MODE] != 0) == scratch
+    mm_isa.settle_l0c(st, lm, 0)
+    got = lm[l0c:l0c + 1024].view(np.float32).reshape(16, 16)
+    rounded = [(x.view(np.uint32).astype(np.int64) + 0x7FF + ((x.view(np.uint32) >> 12) & 1)) & 0xFFFFF000
+               for x in (a, b)]
+    ra, rb = (u.astype(np.uint32).view(np.float32).astype(np.float64) for u in rounded)
+    np.testing.assert_allclose(got, ra @ rb, rtol=2e-7)
+    assert np.abs(got - a.astype(np.float64) @ b.astype(np.float64)).max() > 1e-5
