@@ -12,8 +12,11 @@ and ``mmad_s8_f16_f32_with_A_B_transpose_option`` samples):
   column blocks: NZ -> ZZ;
 * L1 -> L0B (MTE1): B stored as ``[K, N]`` (16-bit types) is loaded one K
   strip at a time with ``if_transpose`` (each 16 x 16 fractal transposed):
-  NZ -> ZN; B stored transposed, ``[N, K]`` (every type), is loaded as is,
-  since a row-major fractal of B^T is a column-major fractal of B;
+  NZ -> ZN; float32 ``[K, N]`` is staged in 16-row strips and loaded with
+  ``load_data_with_transpose`` (two adjacent 16 x 8 fractals per 16 x 16
+  block); B stored transposed, ``[N, K]`` (every type; int8 always), is
+  loaded as is, since a row-major fractal of B^T is a column-major fractal
+  of B;
 * ``mmad`` accumulates into L0C (float32, or int32 for int8), exact in m, n,
   k: padding rows and columns are never read;
 * ``fixpipe`` (FIX) converts L0C's NZ to ND on the way to GM, with the
@@ -84,9 +87,19 @@ def copy_a(a1: asc.LocalTensor, ag: asc.GlobalTensor, rows: int, cols: int, ld: 
 
 @asc.jit
 def copy_b(b1: asc.LocalTensor, bg: asc.GlobalTensor, k: int, n: int, ld: int, trans_b: asc.ConstExpr[bool]):
-    """The ``k x n`` tile of B -> L1 NZ: B[k, n] as is, or (``trans_b``) B^T[n, k]."""
+    """The ``k x n`` tile of B -> L1 NZ: B[k, n] as is, or (``trans_b``) B^T[n, k].
+
+    A float32 B[k, n] goes in 16-row strips, each its own NZ matrix of
+    ``align(n, 16)`` columns, so the two 16 x 8 fractals of a 16 x 16 block
+    are adjacent, as ``load_data_with_transpose`` pairs them.
+    """
     if trans_b:
         asc.data_copy(b1, bg, asc.Nd2NzParams(1, n, k, 0, ld, align(n, ROWS), 1, 0))
+    elif b1.dtype.sizeof() == 4:
+        width = align(n, ROWS)
+        for s in range(ceil_div(k, ROWS)):
+            rows = min(ROWS, k - s * ROWS)
+            asc.data_copy(b1[s * ROWS * width:], bg[s * ROWS * ld:], asc.Nd2NzParams(1, rows, n, 0, ld, ROWS, 1, 0))
     else:
         asc.data_copy(b1, bg, asc.Nd2NzParams(1, k, n, 0, ld, align(k, ROWS), 1, 0))
 
@@ -122,8 +135,15 @@ def load_b(b2: asc.LocalTensor, b1: asc.LocalTensor, k_tile: int, n: int, k_off:
         for j in range(ceil_div(k, c0)):
             asc.load_data(b2[j * n_blocks * ROWS * c0:], b1[(k_off // c0 + j) * height * c0:],
                           asc.LoadData2DParams(0, n_blocks, 1, 0, 0, False, 0))
+    elif b1.dtype.sizeof() == 4:
+        # float32 B in 16-row strips (copy_b): each 16 x 16 block (two adjacent 16 x 8 fractals) transposed
+        # into the ZN fractals (2j, n1) and (2j + 1, n1), n_blocks fractals apart
+        width = align(n, ROWS)
+        for j in range(ceil_div(k, ROWS)):
+            asc.load_data_with_transpose(b2[2 * j * n_blocks * ROWS * c0:], b1[(k_off // ROWS + j) * ROWS * width:],
+                                         asc.LoadData2dTransposeParams(0, n_blocks, 1, 0, n_blocks - 1, 0))
     else:
-        # B in L1 (16-bit only): each 16 x 16 fractal transposed; a K strip crosses all column blocks
+        # B in L1 (16-bit): each 16 x 16 fractal transposed; a K strip crosses all column blocks
         height = align(k_tile, ROWS)
         for j in range(ceil_div(k, ROWS)):
             asc.load_data(b2[j * n_blocks * ROWS * ROWS:], b1[(k_off // ROWS + j) * ROWS * ROWS:],
@@ -251,8 +271,8 @@ def operands(op: str, a: Any, b: Any, trans_b: bool) -> tuple[np.ndarray, np.nda
 
 
 def b_for_kernel(a: np.ndarray, b: np.ndarray, trans_b: bool) -> tuple[np.ndarray, bool]:
-    """B as the kernel reads it: 16-bit B may stay ``[K, N]``; float32 and int8 B go ``[N, K]``."""
-    if trans_b or a.dtype.itemsize == 2:
+    """B as the kernel reads it: 16- and 32-bit B may stay ``[K, N]``; int8 B goes ``[N, K]``."""
+    if trans_b or a.dtype.itemsize != 1:
         return np.ascontiguousarray(b), trans_b
     return np.ascontiguousarray(b.T), True
 

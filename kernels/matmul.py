@@ -26,10 +26,10 @@ waited for once after it, so every wait has a matching set.  The pipeline is
 ``kernels._cube.matmul_block``, which the fused Linear's cube side and the
 int8 kernels reuse.
 
-B may be given as ``[K, N]`` or, with ``trans_b``, as ``[N, K]``; float32
-and int8 B must be ``[N, K]`` in L1 (their fractals are not square, so
-``load_data`` cannot transpose them), so the host function passes their
-``[K, N]`` B transposed.
+B may be given as ``[K, N]`` or, with ``trans_b``, as ``[N, K]``.  A
+float32 ``[K, N]`` B is staged in 16-row strips and reaches L0B through
+``load_data_with_transpose``; int8 B must be ``[N, K]`` in L1, so the host
+function passes an int8 ``[K, N]`` B transposed.
 """
 from __future__ import annotations
 

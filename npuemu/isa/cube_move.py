@@ -116,7 +116,7 @@ def _copy_fractal(lm, t, s, transpose, tmp):
         memmove(lm, t, lm, s, FRACTAL)
         return
     if abs(t - s) < FRACTAL:             # overlapping source and destination: transpose a copy
-        tmp[:] = lm[s:s + FRACTAL]
+        memmove(tmp, 0, lm, s, FRACTAL)
         src = tmp.view(np.uint16)
     else:
         src = lm[s:s + FRACTAL].view(np.uint16)
@@ -201,8 +201,11 @@ def load2d_transpose(st, lm, dst, dst_len, dst_hw, src, src_len, src_hw, start, 
     sq = np.empty(square, np.uint8)
     for r in range(repeat):
         s = src + (start + r * sstride) * square
-        sq[:] = lm[s:s + square]
+        memmove(sq, 0, lm, s, square)
         first = dst + r * (1 + dgap) * FRACTAL
+        if esize == 4:
+            _transpose_b32(lm, first, first + (1 + fgap) * FRACTAL, sq.view(np.uint32))
+            continue
         for a in range(side):            # square row
             for b in range(side):        # square column; element (a, b) of the square goes to (b, a)
                 src_off = _square_offset(a, b, esize)
@@ -211,6 +214,19 @@ def load2d_transpose(st, lm, dst, dst_len, dst_hw, src, src_len, src_hw, start, 
                 base = first + half * (1 + fgap) * FRACTAL
                 for e in range(esize):
                     lm[base + inner + e] = sq[src_off + e]
+
+
+@njit(cache=True, inline="always")
+def _transpose_b32(lm, left, right, sq):
+    """A 32-bit square [F0 | F1] (two 16 x 8 fractals) transposed; its left half (columns 0-7) to byte
+    ``left``, its right half to byte ``right``: element (a, b) of the square goes to (b, a)."""
+    lo = lm[left:left + FRACTAL].view(np.uint32)
+    hi = lm[right:right + FRACTAL].view(np.uint32)
+    for b in range(16):                  # row b of the transposed square = column b of the square
+        f = (b // 8) * 128 + b % 8       # column b: fractal b // 8, column b % 8
+        for a in range(8):
+            lo[b * 8 + a] = sq[f + a * 8]
+            hi[b * 8 + a] = sq[f + (a + 8) * 8]
 
 
 @njit(cache=True, inline="always")

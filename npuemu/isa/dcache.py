@@ -72,6 +72,7 @@ from .linkage import instruction
 from .. import errors
 from . import hb
 from . import state as S
+from .common import memmove
 from .fault import Fault, register
 
 # global header (int64 words)
@@ -261,7 +262,7 @@ def _store_line(gm, dc, dcw, base, w, lsize, data):
     rid = dcw[m + L_RID] - 1
     start, n = _span(gm, rid, dcw[m + L_LINE], lsize)
     src = data + w * lsize
-    gm[rid][start:start + n] = dc[src:src + n]
+    memmove(gm[rid], start, dc, src, n)
     dcw[m + L_DIRTY] = 0
     dcw[base + H_DIRTY] -= 1
 
@@ -271,9 +272,9 @@ def _fill(gm, dc, dcw, base, w, rid, line, lsize, data, fill, mask, keep, loc):
     """Load (``rid``, ``line``) from GM into line ``w``, which must be clean; ``keep``: a copy too (full)."""
     start, n = _span(gm, rid, line, lsize)
     region, d = gm[rid], data + w * lsize
-    dc[d:d + n] = region[start:start + n]
+    memmove(dc, d, region, start, n)
     if keep:
-        dc[fill + w * lsize:fill + w * lsize + n] = region[start:start + n]
+        memmove(dc, fill + w * lsize, region, start, n)
         dc[mask + w * lsize:mask + (w + 1) * lsize] = 0
     m = _word(base, w)
     dcw[m + L_RID] = rid + 1
@@ -351,7 +352,7 @@ def _checked_write_back(st, chk, gm, dc, dcw, base, w, lsize, data, fill, mask, 
     # for the race checker the write-back is the scalar pipe writing the whole line: two cores
     # writing back one line without synchronising race, whichever bytes each of them changed
     hb.gm(st, sh, gsh[rid], rid, hb.S, start, n, hb.WRITE, site if site >= 0 else dcw[m + L_WLOC])
-    dc[f:f + n] = dc[src:src + n]
+    memmove(dc, f, dc, src, n)
     dc[mask + w * lsize:mask + (w + 1) * lsize] = 0
     _store_line(gm, dc, dcw, base, w, lsize, data)
 

@@ -46,7 +46,8 @@ scaling rounds to nearest even.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from .linkage import instruction
 from .. import errors
@@ -210,6 +211,21 @@ def fixpipe(st, lm, out, dst, dst_len, to_l1, rid, size, src, src_len, scales, s
         col_offset[c] = np.float32(_offset(w)) if vector else offset
     srcf = lm[src:src + src_len * 4].view(np.float32)
     srci = lm[src:src + src_len * 4].view(np.int32)
+    if not nz_out and src_kind == K_F32 and (mode == NOQ or mode == F322F16 or mode == F322BF16):
+        for i in range(nd_num):        # the common case: float32 to float32/float16/bfloat16 ND rows
+            at = dst + i * dst_nd_stride * oes
+            row_bytes = n_size * oes
+            sbase = i * src_nd_stride * 256
+            if out_kind == K_F32:
+                _float_rows(out, at, row_bytes, dst_stride * oes, srcf, sbase, src_stride, m_size, n_size, relu,
+                            np.float32)
+            elif out_kind == K_F16:
+                _float_rows(out, at, row_bytes, dst_stride * oes, srcf, sbase, src_stride, m_size, n_size, relu,
+                            np.uint16)
+            else:
+                _float_rows(out, at, row_bytes, dst_stride * oes, srcf, sbase, src_stride, m_size, n_size, relu,
+                            np.int16)
+        return
     vals = np.empty(n_size, np.float32)
     ivals = np.empty(n_size, np.int32)
     for i in range(nd_num):
@@ -220,9 +236,9 @@ def fixpipe(st, lm, out, dst, dst_len, to_l1, rid, size, src, src_len, scales, s
                 e = sbase + c1 * src_stride * 16 + r * 16
                 w = min(16, n_size - c1 * 16)
                 if src_kind == K_F32:
-                    vals[c1 * 16:c1 * 16 + w] = srcf[e:e + w]
+                    _copy_run(vals, c1 * 16, srcf, e, w)
                 else:
-                    ivals[c1 * 16:c1 * 16 + w] = srci[e:e + w]
+                    _copy_run(ivals, c1 * 16, srci, e, w)
             if nz_out:
                 row_off = dst + i * dst_nd_stride * oes + r * 16 * oes
             else:
@@ -239,13 +255,50 @@ def _pos(nz_out, row_off, c, dst_stride, oes):
     return row_off + c * oes
 
 
+@njit(cache=True, inline="always")
+def _copy_run(dst, at, src, frm, n):
+    # through 1-D slices: an explicit loop, which LLVM vectorises (a slice assignment costs far more)
+    d = dst[at:at + n]
+    s = src[frm:frm + n]
+    for j in range(n):
+        d[j] = s[j]
+
+
+@njit(cache=True)
+def _float_rows(out, at, row_bytes, row_stride, srcf, sbase, src_stride, m_size, n_size, relu, out_type):
+    """NZ float32 rows from ``srcf`` to ND rows of ``out_type`` (float32, or float16 / bfloat16 bits read as
+    uint16 / int16), ``row_stride`` bytes apart from byte ``at``, with ReLU."""
+    for r in range(m_size):
+        row = out[at + r * row_stride:at + r * row_stride + row_bytes].view(out_type)
+        for c1 in range((n_size + 15) // 16):
+            e = sbase + c1 * src_stride * 16 + r * 16
+            w = min(16, n_size - c1 * 16)
+            # through 1-D slices and loops over range(): no negative-index checks, so LLVM vectorises
+            s = srcf[e:e + w]
+            o = row[c1 * 16:c1 * 16 + w]
+            for j in range(w):
+                o[j] = _out_bits(_relu(s[j], relu), o)
+
+
+def _out_bits(x, like):
+    """float32 ``x`` as an element of the array ``like``: float32 itself, float16 bits (uint16) or bfloat16
+    bits (int16), rounded to nearest even."""
+    raise NotImplementedError("_out_bits is only callable from compiled code")
+
+
+@overload(_out_bits, inline="always")
+def _out_bits_impl(x, like):
+    if like.dtype == types.uint16:
+        return lambda x, like: f32_to_f16(x)
+    if like.dtype == types.int16:
+        return lambda x, like: np.int16(f32_to_bf16(x))
+    return lambda x, like: x
+
+
 @njit(cache=True)
 def _emit_row(out, row_off, nz_out, dst_stride, vals, ivals, n, src_kind, out_kind, mode, relu, col_scale,
               col_offset):
     oes = KIND_SIZE[out_kind]
-    if not nz_out and src_kind == K_F32 and (mode == NOQ or mode == F322F16 or mode == F322BF16):
-        _emit_float_row(out[row_off:row_off + n * oes], vals, n, out_kind, relu)
-        return
     for c in range(n):
         at = _pos(nz_out, row_off, c, dst_stride, oes)
         if out_kind == K_I32:
@@ -279,23 +332,6 @@ def _emit_row(out, row_off, nz_out, dst_stride, vals, ivals, n, src_kind, out_ki
             hi = 127.0 if out_kind == K_S8 else 255.0
             q = min(max(q, lo), hi)
             out[at] = np.uint8(np.int64(q) & 0xFF)
-
-
-@njit(cache=True, inline="always")
-def _emit_float_row(out, vals, n, out_kind, relu):
-    """The common case of :func:`_emit_row`: float32 values to a contiguous float32/float16/bfloat16 row."""
-    if out_kind == K_F32:
-        row32 = out.view(np.float32)
-        for c in range(n):
-            row32[c] = _relu(vals[c], relu)
-    elif out_kind == K_F16:
-        row16 = out.view(np.uint16)
-        for c in range(n):
-            row16[c] = f32_to_f16(_relu(vals[c], relu))
-    else:
-        rowb = out.view(np.uint16)
-        for c in range(n):
-            rowb[c] = f32_to_bf16(_relu(vals[c], relu))
 
 
 @njit(cache=True, inline="always")

@@ -33,7 +33,7 @@ from numba import njit
 from .linkage import instruction
 from .. import errors
 from . import state as S
-from .common import BLOCK, check_aligned, check_count
+from .common import BLOCK, check_aligned, check_count, memmove
 from .fault import Fault, register
 from .vmask import F_REPEAT, bits_from_count, check_stride, lane_on, resolve
 
@@ -113,11 +113,11 @@ def gather(lm, st, esize, dst, dst_len, src, src_len, off, off_len, base, use_co
         for e in range(lanes):
             if (r * lanes + e < total) if counter else lane_on(lo, hi, e):
                 a = src + base + np.int64(u[(off >> 2) + r * lanes + e])
-                buf[e * esize:(e + 1) * esize] = lm[a:a + esize]
+                memmove(buf, e * esize, lm, a, esize)
         for e in range(lanes):
             if (r * lanes + e < total) if counter else lane_on(lo, hi, e):
                 d = dst + ((r * lanes + e) if use_count else (r * dst_rep * epb + e)) * esize
-                lm[d:d + esize] = buf[e * esize:(e + 1) * esize]
+                memmove(lm, d, buf, e * esize, esize)
     if use_count and count > 0:
         # the library issues full repeats and then the tail, each with a continuous mask it leaves behind
         tail = count % lanes
@@ -149,7 +149,7 @@ def gatherb(lm, esize, dst, dst_len, src, src_len, off, off_len, repeat, dst_blk
     for r in range(repeat):
         for k in range(8):
             a = src + np.int64(u[(off >> 2) + 8 * r + k])
-            buf[32 * k:32 * k + 32] = lm[a:a + 32]
+            memmove(buf, 32 * k, lm, a, 32)
         for k in range(8):
             d = dst + (r * dst_rep + k * dst_blk) * BLOCK
-            lm[d:d + 32] = buf[32 * k:32 * k + 32]
+            memmove(lm, d, buf, 32 * k, 32)
