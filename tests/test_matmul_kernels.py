@@ -94,16 +94,13 @@ def test_debug_mode_gives_identical_results(rng):
 
 
 def test_full_checks_are_clean(rng):
-    """The hand-placed flags (static kernel, both float16 and float32 B paths) and the cube -> vector
-    hand-off (Linear) pass check='full'.
+    """The hand-placed flags (static kernel) and the cube -> vector hand-off (Linear) pass check='full'.
 
     N = 15 gives every core whole rows of C, 9 cores in all, each with a K tail.
     """
-    for dtype in ("float16", "float32"):
-        a, b = operands(rng, dtype, 130, 129, 15)
-        ok, err = compare(matmul.matmul(a, b, check="full"), matmul.reference(a, b), TOL[dtype])
-        assert ok, err
     a, b = operands(rng, "float16", 130, 129, 15)
+    ok, err = compare(matmul.matmul(a, b, check="full"), matmul.reference(a, b), TOL["float16"])
+    assert ok, err
     bias = to_dtype(rng.standard_normal(15), "float16")
     out = linear.linear(a, b, bias, "leaky_relu", 0.1, check="full")
     ok, err = compare(out, linear.reference(a, b, bias, "leaky_relu", 0.1), TOL["float16"])

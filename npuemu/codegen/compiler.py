@@ -243,7 +243,7 @@ def _type_key(value: Any) -> Any:
     element-wise, ints by the range they fall in (int64, uint64, neither), anything else by its type."""
     if isinstance(value, np.ndarray):
         f = value.flags
-        return (value.dtype.str, value.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
+        return (value.dtype, value.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
     if isinstance(value, tuple):
         return tuple(_type_key(v) for v in value)
     if isinstance(value, int) and not isinstance(value, bool):
