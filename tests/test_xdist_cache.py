@@ -56,7 +56,8 @@ def test_cache_index_saves_exclude_each_other(tmp_path):
     t1.join(10)
     t2.join(10)
 
-    assert done == [1, 2]
+    # (once the first save lets go of the lock, either thread may append first: the order of `done` says nothing)
+    assert sorted(done) == [1, 2]
     reader = numba_caching.IndexDataCacheFile(str(tmp_path), "fn-1.py311", ("stamp", 1))
     assert reader.load("float32") == b"code for float32"
     assert reader.load("float16") == b"code for float16"
