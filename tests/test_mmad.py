@@ -15,7 +15,7 @@ import npuemu
 import npuemu.asc as asc
 from npuemu import errors
 
-from cube_helpers import bf16_bits, from_bf16
+from cube_helpers import bf16_bits, from_bf16, hf32_ref
 
 AIC = asc.KernelType.AIC_ONLY
 
@@ -345,15 +345,6 @@ def test_bias_sources(how, rng):
     np.testing.assert_allclose(out, ref, rtol=0, atol=1e-5 * np.sqrt(K) * np.abs(ref).max())
 
 
-def _hf32_ref(x: np.ndarray, away: bool) -> np.ndarray:
-    u = x.astype(np.float32).view(np.uint32).astype(np.int64)
-    if away:
-        u = (u + 0x800) & 0xFFFFF000
-    else:
-        u = (u + 0x7FF + ((u >> 12) & 1)) & 0xFFFFF000
-    return u.astype(np.uint32).view(np.float32)
-
-
 @pytest.mark.parametrize("away", [False, True])
 def test_hf32_mode_rounds_float32_inputs(away, rng):
     """The instruction on a bare AIC core: 16 x 16 x 8 float32, inputs rounded to HF32 when the mode is on."""
@@ -372,7 +363,7 @@ def test_hf32_mode_rounds_float32_inputs(away, rng):
     mm_isa.set_hf32_trans_mode(st, away, 0)
     mm_isa.mmad(st, lm, l0c, 256, l0a, 128, l0b, 128, 0, 0, 0, 16, 16, 8, 0, False, True, mm_isa.IN_F32, 0)
     got = lm[l0c:l0c + 1024].view(np.float32).reshape(16, 16)
-    ref = _hf32_ref(a, away).astype(np.float64) @ _hf32_ref(b, away).astype(np.float64)
+    ref = hf32_ref(a, away).astype(np.float64) @ hf32_ref(b, away).astype(np.float64)
     np.testing.assert_allclose(got, ref, rtol=2e-7)
     assert np.abs(got - a.astype(np.float64) @ b.astype(np.float64)).max() > 1e-5     # the rounding shows
     mm_isa.set_hf32_mode(st, False, 0)

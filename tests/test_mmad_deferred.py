@@ -18,6 +18,8 @@ from npuemu.language.enums import Hardware
 from npuemu.runtime.cores import AIC as AIC_CORE, CoreSpec, cube_scratch_bytes, new_core_state
 from npuemu.runtime.platform import default_platform
 
+from cube_helpers import hf32_ref
+
 AIC = asc.KernelType.AIC_ONLY
 
 
@@ -158,8 +160,6 @@ def test_hf32_rounding_on_both_paths(scratch, rng):
     assert (st[S.PEND_MODE] != 0) == scratch
     mm_isa.settle_l0c(st, lm, 0)
     got = lm[l0c:l0c + 1024].view(np.float32).reshape(16, 16)
-    rounded = [(x.view(np.uint32).astype(np.int64) + 0x7FF + ((x.view(np.uint32) >> 12) & 1)) & 0xFFFFF000
-               for x in (a, b)]
-    ra, rb = (u.astype(np.uint32).view(np.float32).astype(np.float64) for u in rounded)
+    ra, rb = (hf32_ref(x, False).astype(np.float64) for x in (a, b))
     np.testing.assert_allclose(got, ra @ rb, rtol=2e-7)
     assert np.abs(got - a.astype(np.float64) @ b.astype(np.float64)).max() > 1e-5
