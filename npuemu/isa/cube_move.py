@@ -197,15 +197,15 @@ def load2d_transpose(st, lm, dst, dst_len, dst_hw, src, src_len, src_hw, start, 
     cc.check_extent((start + (repeat - 1) * sstride + 1) * square, src_len * esize, cc.SRC, loc)
     last_frac = (repeat - 1) * (1 + dgap) + (nfrac - 1) * (1 + fgap)
     cc.check_extent((last_frac + 1) * FRACTAL, dst_len * esize, cc.DST, loc)
+    if esize == 4:
+        _load_transpose_b32(lm, dst, src, start, repeat, sstride, dgap, fgap)
+        return
     side = 16 if esize != 1 else 32           # square side in elements
     sq = np.empty(square, np.uint8)
     for r in range(repeat):
         s = src + (start + r * sstride) * square
         memmove(sq, 0, lm, s, square)
         first = dst + r * (1 + dgap) * FRACTAL
-        if esize == 4:
-            _transpose_b32(lm, first, first + (1 + fgap) * FRACTAL, sq.view(np.uint32))
-            continue
         for a in range(side):            # square row
             for b in range(side):        # square column; element (a, b) of the square goes to (b, a)
                 src_off = _square_offset(a, b, esize)
@@ -216,17 +216,26 @@ def load2d_transpose(st, lm, dst, dst_len, dst_hw, src, src_len, src_hw, start, 
                     lm[base + inner + e] = sq[src_off + e]
 
 
+@njit(cache=True)
+def _load_transpose_b32(lm, dst, src, start, repeat, sstride, dgap, fgap):
+    """The 32-bit case of :func:`load2d_transpose`, in 32-bit words: the source is in L1 and the
+    destination in L0A/L0B (the frontend allows no other path), so they never overlap."""
+    w = lm.view(np.uint32)
+    for r in range(repeat):
+        s = (src + (start + r * sstride) * 2 * FRACTAL) // 4
+        left = (dst + r * (1 + dgap) * FRACTAL) // 4
+        _transpose_b32(w, left, left + (1 + fgap) * 128, s)
+
+
 @njit(cache=True, inline="always")
-def _transpose_b32(lm, left, right, sq):
-    """A 32-bit square [F0 | F1] (two 16 x 8 fractals) transposed; its left half (columns 0-7) to byte
-    ``left``, its right half to byte ``right``: element (a, b) of the square goes to (b, a)."""
-    lo = lm[left:left + FRACTAL].view(np.uint32)
-    hi = lm[right:right + FRACTAL].view(np.uint32)
+def _transpose_b32(w, left, right, s):
+    """A 32-bit square [F0 | F1] (two 16 x 8 fractals from word ``s`` of ``w``) transposed; its left half
+    (columns 0-7) to word ``left``, its right half to word ``right``: element (a, b) goes to (b, a)."""
     for b in range(16):                  # row b of the transposed square = column b of the square
-        f = (b // 8) * 128 + b % 8       # column b: fractal b // 8, column b % 8
+        f = s + (b // 8) * 128 + b % 8   # column b: fractal b // 8, column b % 8
         for a in range(8):
-            lo[b * 8 + a] = sq[f + a * 8]
-            hi[b * 8 + a] = sq[f + (a + 8) * 8]
+            w[left + b * 8 + a] = w[f + a * 8]
+            w[right + b * 8 + a] = w[f + (a + 8) * 8]
 
 
 @njit(cache=True, inline="always")
@@ -234,8 +243,6 @@ def _square_offset(a, b, esize):
     """Byte offset in the source square of element (row a, column b)."""
     if esize == 2:
         return (a * 16 + b) * 2
-    if esize == 4:                 # [F0 | F1], each 16 x 8
-        return (b // 8) * FRACTAL + (a * 8 + b % 8) * 4
     return (a // 16) * FRACTAL + (a % 16) * 32 + b      # 8-bit: [F0; F1], each 16 x 32
 
 
@@ -244,8 +251,6 @@ def _split(r, c, esize):
     """(fractal index, byte offset inside it) of element (r, c) of the transposed square."""
     if esize == 2:
         return 0, (r * 16 + c) * 2
-    if esize == 4:
-        return c // 8, (r * 8 + c % 8) * 4
     return r // 16, (r % 16) * 32 + c
 
 

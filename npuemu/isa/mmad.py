@@ -61,6 +61,7 @@ import numpy as np
 from numba import njit, objmode, types
 from numba.extending import overload
 
+from .common import copy_items
 from .linkage import instruction
 from ..numerics.half import bf16_to_f32, f16_to_f32
 from ..language.enums import Hardware
@@ -211,28 +212,54 @@ def _gather(v, fm, flt, m1, k1, n1, k, gemv, k0, a, bt, col):
     else:
         for mi in range(m1):
             for ki in range(k1):
-                f = fm + (mi * k1 + ki) * fractal
-                c0 = col + ki * k0
-                w = min(k0, k - ki * k0)
-                for r in range(16):
-                    _run(a, mi * 16 + r, c0, v, f + r * k0, w)
+                _fractal_rows(a, mi * 16, col + ki * k0, v, fm + (mi * k1 + ki) * fractal, k0, k - ki * k0)
     for ki in range(k1):
-        c0 = col + ki * k0
-        h = min(k0, k - ki * k0)
         for ni in range(n1):
-            f = flt + (ki * n1 + ni) * fractal
-            for c in range(16):
-                _run(bt, ni * 16 + c, c0, v, f + c * k0, h)
+            _fractal_rows(bt, ni * 16, col + ki * k0, v, flt + (ki * n1 + ni) * fractal, k0, k - ki * k0)
 
 
-@njit(cache=True, inline="always")
+def _fractal_rows(out, row, col, v, at, k0, left):
+    """The 16 rows of ``k0`` elements of the fractal at ``v[at:]`` to rows ``row:row + 16`` of ``out`` from
+    column ``col``; only the first ``left`` columns when fewer remain (the K padding of the last fractal)."""
+    raise NotImplementedError("_fractal_rows is only callable from compiled code")
+
+
+@overload(_fractal_rows, inline="always")
+def _fractal_rows_impl(out, row, col, v, at, k0, left):
+    if out.dtype == v.dtype:
+        def copy(out, row, col, v, at, k0, left):
+            if left >= k0:
+                for r in range(16):     # a constant length: a few vector moves each
+                    _run(out, row + r, col, v, at + r * k0, k0)
+            else:
+                for r in range(16):
+                    _run(out, row + r, col, v, at + r * k0, left)
+        return copy
+
+    def convert(out, row, col, v, at, k0, left):
+        w = min(k0, left)               # not constant: LLVM vectorises the conversion loop then
+        for r in range(16):
+            _run(out, row + r, col, v, at + r * k0, w)
+    return convert
+
+
 def _run(out, row, col, v, at, n):
-    """``n`` elements of ``v`` from ``at`` to row ``row`` of ``out`` from column ``col``."""
-    # through 1-D slices: LLVM vectorises this loop, not one over 2-D indices
-    dst = out[row, col:col + n]
-    src = v[at:at + n]
-    for j in range(n):
-        dst[j] = _operand(src[j])
+    """``n`` elements of ``v`` from ``at`` to row ``row`` of ``out`` from column ``col``, as operands."""
+    raise NotImplementedError("_run is only callable from compiled code")
+
+
+@overload(_run, inline="always")
+def _run_impl(out, row, col, v, at, n):
+    if out.dtype == v.dtype:            # float32, int8: a plain copy
+        return lambda out, row, col, v, at, n: copy_items(out, row * out.shape[1] + col, v, at, n)
+
+    def convert(out, row, col, v, at, n):
+        # through 1-D slices: LLVM vectorises this loop, not one over 2-D indices
+        dst = out[row, col:col + n]
+        src = v[at:at + n]
+        for j in range(n):
+            dst[j] = _operand(src[j])
+    return convert
 
 
 @njit(cache=True)

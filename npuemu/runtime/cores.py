@@ -99,8 +99,12 @@ def cube_scratch_bytes(platform: Platform) -> int:
     return 32 * max(platform.l0a_size, platform.l0b_size)
 
 
-def new_core_state(spec: CoreSpec, platform: Platform, scratch: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """The ``st`` and ``lm`` arrays a core starts with; an AIC gets ``scratch`` bytes of cube scratch."""
+def new_core_state(spec: CoreSpec, platform: Platform, scratch: int = 0,
+                   fill: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """The ``st`` and ``lm`` arrays a core starts with; an AIC gets ``scratch`` bytes of cube scratch.
+
+    With ``fill=False`` the caller fills the memories (:func:`fill_local_memory`) before the core runs.
+    """
     st = np.zeros(S.STATE_SIZE, np.int64)
     st[S.BLOCK_IDX] = spec.block_idx
     st[S.BLOCK_NUM] = spec.block_num
@@ -119,7 +123,7 @@ def new_core_state(spec: CoreSpec, platform: Platform, scratch: int = 0) -> tupl
     scratch = scratch if spec.core_type == AIC else 0
     st[S.SCRATCH_BASE] = base
     st[S.SCRATCH_SIZE] = scratch
-    return st, _local_memory(base, scratch)
+    return st, _local_memory(base, scratch, fill)
 
 
 # Local memories are recycled between launches.  A 24-core cube launch needs some 19 MiB of them;
@@ -131,9 +135,19 @@ _POOL_MAX_BYTES = 256 << 20
 _pooled_bytes = 0
 
 
-def _local_memory(nbytes: int, scratch: int) -> np.ndarray:
-    """``nbytes`` of fresh on-chip memory (every byte ``UNINITIALISED_BYTE``), then ``scratch`` bytes of
-    emulator scratch (contents undefined: its pages are only touched when used)."""
+def fill_local_memory(st: np.ndarray, lm: np.ndarray) -> None:
+    """Make every byte of the core's on-chip memories ``UNINITIALISED_BYTE`` (not the cube scratch).
+
+    Launches whose cores run in parallel do this on the core's own thread just
+    before it starts: the fill (19 MiB for 24 cube cores) runs in parallel
+    and leaves the core's memories in that thread's cache.
+    """
+    lm[:st[S.SCRATCH_BASE]].fill(UNINITIALISED_BYTE)
+
+
+def _local_memory(nbytes: int, scratch: int, fill: bool) -> np.ndarray:
+    """``nbytes`` of on-chip memory (every byte ``UNINITIALISED_BYTE`` if ``fill``), then ``scratch`` bytes
+    of emulator scratch (contents undefined: its pages are only touched when used)."""
     global _pooled_bytes
     total = nbytes + scratch
     with _POOL_LOCK:
@@ -143,7 +157,8 @@ def _local_memory(nbytes: int, scratch: int) -> np.ndarray:
             _pooled_bytes -= total
     if lm is None:
         lm = np.empty(total, np.uint8)
-    lm[:nbytes].fill(UNINITIALISED_BYTE)
+    if fill:
+        lm[:nbytes].fill(UNINITIALISED_BYTE)
     return lm
 
 

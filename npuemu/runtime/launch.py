@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -29,8 +30,8 @@ from ..options import Options
 from . import scheduler
 from .blas_threads import single_threaded_blas
 from .args import Region, region_for
-from .cores import (CoreSpec, core_plan, cube_scratch_bytes, new_core_state, recycle_local_memories, residency,
-                    type_layout)
+from .cores import (CoreSpec, core_plan, cube_scratch_bytes, fill_local_memory, new_core_state,
+                    recycle_local_memories, residency, type_layout)
 from .debuglog import print_launch_logs
 
 SYSTEM_REGION_BYTES = 64 * 1024     # least size of npuemu's own GM region (cross-core state and the like)
@@ -141,8 +142,9 @@ def run(binary: Any, values: dict[str, Any], block_dim: int, options: Options) -
     dc = np.zeros(dcache.dc_bytes(len(cores), binary.platform), np.uint8)
     states = []
     scratch = cube_scratch_bytes(binary.platform) if binary.facts.get("blas") else 0
+    blocking = bool(binary.facts.get("blocking"))      # plain cores fill their memories as they start
     for slot, spec in enumerate(cores):
-        st, lm = new_core_state(spec, binary.platform, scratch)
+        st, lm = new_core_state(spec, binary.platform, scratch, fill=blocking)
         st[S.CORE_SLOT] = slot
         st[S.CHECK_FULL] = full
         log = np.zeros(LOG_WORDS, np.int64) if uses_log else _DUMMY
@@ -209,7 +211,7 @@ def _schedule(fn: Any, binary: Any, cores: list[CoreSpec], states: list[tuple[np
 
     if not binary.facts.get("blocking"):
         # no core ever waits for another: each runs start to finish in one call
-        gens = [scheduler.PlainCore(fn, a) for a in args]
+        gens = [scheduler.PlainCore(fn, a, partial(fill_local_memory, *s[:2])) for a, s in zip(args, states)]
         # the race checker keeps each core's state apart and compares cores after the launch; the
         # DCache checks read other cores' caches as they go, so those kernels run one core at a time
         parallel = not (options.debug or (options.check == "full" and binary.facts.get("dcache")))

@@ -40,15 +40,18 @@ OnFault = Callable[[BaseException, int], None]     # (exception, core slot) -> r
 
 
 class PlainCore:
-    """A non-blocking kernel instance behind the generator protocol: one step runs it to the end."""
+    """A non-blocking kernel instance behind the generator protocol: one step runs ``prepare()``, then
+    the kernel to its end."""
 
-    __slots__ = ("fn", "args")
+    __slots__ = ("fn", "args", "prepare")
 
-    def __init__(self, fn: Any, args: tuple[Any, ...]):
+    def __init__(self, fn: Any, args: tuple[Any, ...], prepare: Callable[[], None] = lambda: None):
         self.fn = fn
         self.args = args
+        self.prepare = prepare
 
     def __next__(self) -> Any:
+        self.prepare()
         self.fn(*self.args)
         raise StopIteration
 
