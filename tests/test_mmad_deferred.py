@@ -4,7 +4,10 @@ mmads that accumulate into one C collect their operands and multiply once,
 when L0C is next used.  These kernels use L0C between accumulations in each of
 the ways that must carry the product out first (a scalar read or write of a
 CO1 tensor, an mmad into another C, panels that fill up) and compare with
-float64 / int64 NumPy products of the same inputs.
+float64 / int64 NumPy products of the same inputs.  A fixpipe may read C
+straight from the product, which then stands in for L0C: the kernels after
+that accumulate onto C, read it by scalar, overwrite part of it or read it
+again.
 """
 from __future__ import annotations
 
@@ -26,8 +29,9 @@ AIC = asc.KernelType.AIC_ONLY
 @asc.jit
 def _chunk(c1: asc.LocalTensor, a1: asc.LocalTensor, b1: asc.LocalTensor, a2: asc.LocalTensor,
            b2: asc.LocalTensor, ag: asc.GlobalTensor, bg: asc.GlobalTensor, M: int, N: int, K: int, KC: int,
-           kc: int, C0: asc.ConstExpr[int]):
-    """Stage K chunk ``kc`` of A (M x K) and B^T (N x K) in L0A/L0B and accumulate it into ``c1``."""
+           kc: int, C0: asc.ConstExpr[int], fresh: bool = True):
+    """Stage K chunk ``kc`` of A (M x K) and B^T (N x K) in L0A/L0B and accumulate it into ``c1``
+    (chunk 0 starts C from 0 when ``fresh``)."""
     m1 = (M + 15) // 16
     n1 = (N + 15) // 16
     kh = min(KC, K - kc * KC)
@@ -39,7 +43,7 @@ def _chunk(c1: asc.LocalTensor, a1: asc.LocalTensor, b1: asc.LocalTensor, a2: as
         asc.load_data(a2[i * kf * 16 * C0:], a1[i * 16 * C0:], asc.LoadData2DParams(0, kf, m1, 0, 0, False, 0))
     asc.load_data(b2, b1, asc.LoadData2DParams(0, kf * n1, 1, 0, 0, False, 0))
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
-    asc.mmad(c1, a2, b2, asc.MmadParams(M, N, kh, 0, False, kc == 0))
+    asc.mmad(c1, a2, b2, asc.MmadParams(M, N, kh, 0, False, fresh and kc == 0))
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
 
 
@@ -128,13 +132,104 @@ def test_scalar_access_and_other_tiles_see_the_pending_product(dtype, rng):
     assert abs(c[r, col] - ref[r, col]) > 10 * tol              # the doubling shows
 
 
+@asc.jit(kernel_type=AIC)
+def gemm_then_l0c(a: asc.GlobalAddress, bt: asc.GlobalAddress, c: asc.GlobalAddress, c2: asc.GlobalAddress,
+                  M: int, N: int, K: int, KC: int, then: int, peek: int, C0: asc.ConstExpr[int],
+                  acc: asc.ConstExpr):
+    """C = A @ B over K chunks to ``c`` by fixpipe, then (``then``) 0: C += A @ B; 1: element ``peek``
+    doubled by the scalar unit; 2: rows 0-15 of A times B into the same L0C address (one row of fractals,
+    so only the first N1 fractals of C change); 3: nothing; then C to ``c2`` (3: with ReLU)."""
+    ag = asc.GlobalTensor()
+    ag.set_global_buffer(a)
+    bg = asc.GlobalTensor()
+    bg.set_global_buffer(bt)
+    cg = asc.GlobalTensor()
+    cg.set_global_buffer(c)
+    cg2 = asc.GlobalTensor()
+    cg2.set_global_buffer(c2)
+    d = ag.dtype
+    m1 = (M + 15) // 16
+    n1 = (N + 15) // 16
+    kc1 = (KC + C0 - 1) // C0
+    a1 = asc.LocalTensor(d, asc.TPosition.A1, 0, m1 * 16 * kc1 * C0)
+    b1 = asc.LocalTensor(d, asc.TPosition.B1, 262144, n1 * 16 * kc1 * C0)
+    a2 = asc.LocalTensor(d, asc.TPosition.A2, 0, m1 * 16 * kc1 * C0)
+    b2 = asc.LocalTensor(d, asc.TPosition.B2, 0, n1 * 16 * kc1 * C0)
+    c1 = asc.LocalTensor(acc, asc.TPosition.CO1, 0, m1 * n1 * 256)
+    nk = (K + KC - 1) // KC
+    for kc in range(nk):
+        _chunk(c1, a1, b1, a2, b2, ag, bg, M, N, K, KC, kc, C0)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.fixpipe(cg, c1, asc.FixpipeParamsV220(N, M, m1 * 16, N))
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    if then == 0:
+        for kc in range(nk):
+            _chunk(c1, a1, b1, a2, b2, ag, bg, M, N, K, KC, kc, C0, False)
+    elif then == 1:
+        x = c1.get_value(peek)
+        c1.set_value(peek, x + x)
+    elif then == 2:
+        for kc in range(nk):
+            _chunk(c1, a1, b1, a2, b2, ag, bg, 16, N, K, KC, kc, C0)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.fixpipe(cg2, c1, asc.FixpipeParamsV220(n_size=N, m_size=M, src_stride=m1 * 16, dst_stride=N,
+                                                quant_pre=asc.QuantModes.NoQuant, deq_scalar=0, nd_num=1,
+                                                src_nd_stride=0, dst_nd_stride=0, relu_en=then == 3, unit_flag=0,
+                                                is_channel_split=False))
+
+
+def _first_fractals_replaced(c: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """C (M x N, an NZ tile of M1 x N1 fractals) after its first N1 fractals are overwritten by the NZ tile
+    of ``top`` (16 x N: one row of fractals), read back in C's layout."""
+    m, n = c.shape
+    m1, n1 = -(-m // 16), -(-n // 16)
+    nz = np.zeros(m1 * n1 * 256, c.dtype)
+    for r in range(m):
+        for col in range(n):
+            nz[_nz_index(r, col, m1)] = c[r, col]
+    for r in range(16):
+        for col in range(n):
+            nz[_nz_index(r, col, 1)] = top[r, col]
+    return np.array([[nz[_nz_index(r, col, m1)] for col in range(n)] for r in range(m)])
+
+
+@pytest.mark.parametrize("then", ["accumulate", "scalar", "partial overwrite", "relu"])
+@pytest.mark.parametrize("dtype", list(CASES))
+def test_l0c_after_a_fixpipe_from_the_product(dtype, then, rng):
+    M, N, K, KC = 35, 48, 100, 32        # N whole fractals: the partial overwrite moves no padding columns
+    c0, acc = CASES[dtype]
+    a, b, a_ref, b_ref = _operands(dtype, M, N, K, rng)
+    out_dtype = np.int32 if dtype == "int8" else np.float32
+    c, c2 = np.zeros((M, N), out_dtype), np.zeros((M, N), out_dtype)
+    r, col = 33, 21
+    code = ["accumulate", "scalar", "partial overwrite", "relu"].index(then)
+    gemm_then_l0c[1](a, np.ascontiguousarray(b.T), c, c2, M, N, K, KC, code, _nz_index(r, col, (M + 15) // 16), c0,
+                     acc)
+    ref = a_ref @ b_ref
+    _check(c, ref, dtype, K)
+    if then == "accumulate":
+        want = 2 * ref
+    elif then == "scalar":
+        want = ref.copy()
+        want[r, col] *= 2
+    elif then == "partial overwrite":
+        want = _first_fractals_replaced(ref, a_ref[:16] @ b_ref)
+    else:
+        want = np.maximum(ref, 0)
+    _check(c2, want, dtype, K)
+    if then == "partial overwrite":           # column block 0 changed; the rest of C is left
+        assert not np.allclose(want[:, :16], ref[:, :16]) and np.array_equal(want[:, 16:], ref[:, 16:])
+
+
 @pytest.mark.parametrize("dtype", ["float32", "int8"])
 def test_accumulation_longer_than_the_panels(dtype, rng):
     """A K loop whose operands overflow the cube scratch: the product is carried out in parts."""
     c0, acc = CASES[dtype]
     M, N = 20, 256
     KC = 64 if dtype == "float32" else 256                       # a full 64 KiB L0B per chunk
-    panel_columns = cube_scratch_bytes(default_platform()) // 2 // (N * (4 if dtype == "float32" else 1))
+    platform = default_platform()
+    panels = cube_scratch_bytes(platform) - platform.l0c_size
+    panel_columns = panels // 2 // (N * (4 if dtype == "float32" else 1))
     K = 2 * panel_columns + KC + 5
     a, b, a_ref, b_ref = _operands(dtype, M, N, K, rng)
     out_dtype = np.int32 if dtype == "int8" else np.float32

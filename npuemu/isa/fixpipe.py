@@ -56,7 +56,8 @@ from ..numerics.half import f32_to_bf16, f32_to_f16
 from . import cube_common as cc
 from .datamove import check_gm, check_gm_size
 from .fault import Fault, register
-from .mmad import settle_l0c
+from .common import copy_items
+from .mmad import dense_c, settle_l0c
 from . import state as S
 
 F_COMBO = 960
@@ -175,7 +176,6 @@ def fixpipe(st, lm, out, dst, dst_len, to_l1, rid, size, src, src_len, scales, s
         return
     if dst_stride == 0:
         raise Fault(F_DST_STRIDE, loc, 0, 0, 0)
-    settle_l0c(st, lm, loc)
     vector = mode == VDEQF16 or mode == VQF322B8 or mode == VREQ8
     if vector:
         if scales < 0:
@@ -196,6 +196,11 @@ def fixpipe(st, lm, out, dst, dst_len, to_l1, rid, size, src, src_len, scales, s
     else:
         check_gm_size(size, (dst_end + oes - 1) // oes, loc)
         check_gm(out, rid, dst, dst_end, loc)
+    # the common case: float32 to float32/float16/bfloat16 ND rows, perhaps straight from the product
+    rows = not nz_out and src_kind == K_F32 and (mode == NOQ or mode == F322F16 or mode == F322BF16)
+    dense = dense_c(st, lm, src, src_stride, m_size, n_size, nd_num) if rows else np.empty((0, 0), np.float32)
+    if dense.size == 0:
+        settle_l0c(st, lm, loc)
     word = deq_scalar
     st[ST_PRE_QUANT] = word
     scale = _scale(word)
@@ -211,20 +216,19 @@ def fixpipe(st, lm, out, dst, dst_len, to_l1, rid, size, src, src_len, scales, s
         col_offset[c] = np.float32(_offset(w)) if vector else offset
     srcf = lm[src:src + src_len * 4].view(np.float32)
     srci = lm[src:src + src_len * 4].view(np.int32)
-    if not nz_out and src_kind == K_F32 and (mode == NOQ or mode == F322F16 or mode == F322BF16):
-        for i in range(nd_num):        # the common case: float32 to float32/float16/bfloat16 ND rows
+    if rows:
+        for i in range(nd_num):
             at = dst + i * dst_nd_stride * oes
-            row_bytes = n_size * oes
             sbase = i * src_nd_stride * 256
             if out_kind == K_F32:
-                _float_rows(out, at, row_bytes, dst_stride * oes, srcf, sbase, src_stride, m_size, n_size, relu,
-                            np.float32)
+                _float_rows(out, at, dst_stride, srcf, dense, sbase, src_stride, m_size, n_size, relu,
+                            np.float32, 4)
             elif out_kind == K_F16:
-                _float_rows(out, at, row_bytes, dst_stride * oes, srcf, sbase, src_stride, m_size, n_size, relu,
-                            np.uint16)
+                _float_rows(out, at, dst_stride, srcf, dense, sbase, src_stride, m_size, n_size, relu,
+                            np.uint16, 2)
             else:
-                _float_rows(out, at, row_bytes, dst_stride * oes, srcf, sbase, src_stride, m_size, n_size, relu,
-                            np.int16)
+                _float_rows(out, at, dst_stride, srcf, dense, sbase, src_stride, m_size, n_size, relu,
+                            np.int16, 2)
         return
     vals = np.empty(n_size, np.float32)
     ivals = np.empty(n_size, np.int32)
@@ -265,19 +269,48 @@ def _copy_run(dst, at, src, frm, n):
 
 
 @njit(cache=True)
-def _float_rows(out, at, row_bytes, row_stride, srcf, sbase, src_stride, m_size, n_size, relu, out_type):
-    """NZ float32 rows from ``srcf`` to ND rows of ``out_type`` (float32, or float16 / bfloat16 bits read as
-    uint16 / int16), ``row_stride`` bytes apart from byte ``at``, with ReLU."""
+def _float_rows(out, at, dst_stride, srcf, dense, sbase, src_stride, m_size, n_size, relu, out_type, es):
+    """float32 rows to ND rows of ``out_type`` (float32, or float16 / bfloat16 bits read as uint16 / int16)
+    ``dst_stride`` elements apart from byte ``at`` of ``out``, with ReLU: from ``dense`` (see
+    :func:`npuemu.isa.mmad.dense_c`) unless it is empty, else from the NZ matrix at ``srcf[sbase:]``;
+    ``es`` is the size of ``out_type``."""
+    o = out[at:at + ((m_size - 1) * dst_stride + n_size) * es].view(out_type)
+    if dense.size:
+        for r in range(m_size):
+            _row_out(o, r * dst_stride, dense, r * dense.shape[1], n_size, relu)
+        return
     for r in range(m_size):
-        row = out[at + r * row_stride:at + r * row_stride + row_bytes].view(out_type)
         for c1 in range((n_size + 15) // 16):
-            e = sbase + c1 * src_stride * 16 + r * 16
-            w = min(16, n_size - c1 * 16)
-            # through 1-D slices and loops over range(): no negative-index checks, so LLVM vectorises
-            s = srcf[e:e + w]
-            o = row[c1 * 16:c1 * 16 + w]
-            for j in range(w):
-                o[j] = _out_bits(_relu(s[j], relu), o)
+            _row_out(o, r * dst_stride + c1 * 16, srcf, sbase + c1 * src_stride * 16 + r * 16,
+                     min(16, n_size - c1 * 16), relu)
+
+
+def _row_out(o, at, src, frm, n, relu):
+    """``n`` float32 values of ``src`` (flat, from ``frm``) to ``o`` from ``at``, with ReLU, as ``o``'s
+    element type (see :func:`_out_bits`)."""
+    raise NotImplementedError("_row_out is only callable from compiled code")
+
+
+@overload(_row_out, inline="always")
+def _row_out_impl(o, at, src, frm, n, relu):
+    if o.dtype != src.dtype:
+        return lambda o, at, src, frm, n, relu: _convert_run(o, at, src, frm, n, relu)
+
+    def copy(o, at, src, frm, n, relu):
+        if relu:
+            _convert_run(o, at, src, frm, n, relu)
+        else:
+            copy_items(o, at, src, frm, n)
+    return copy
+
+
+@njit(cache=True, inline="always")
+def _convert_run(o, at, src, frm, n, relu):
+    # through 1-D slices and loops over range(): no negative-index checks, so LLVM vectorises
+    d = o[at:at + n]
+    s = src.reshape(-1)[frm:frm + n]
+    for j in range(n):
+        d[j] = _out_bits(_relu(s[j], relu), d)
 
 
 def _out_bits(x, like):

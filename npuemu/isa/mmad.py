@@ -74,6 +74,12 @@ IN_F16 = 1
 IN_BF16 = 2
 IN_F32 = 3
 
+# what L0C holds at PEND_DST (state.PEND_MODE)
+PEND_NONE = 0           # nothing pending
+PEND_START = 1          # C's start value; the panels' product is still to be added
+PEND_ZERO = 2           # nothing yet: C is the panels' product
+PEND_DENSE = 3          # nothing yet: C is the dense matrix in the product buffer (float kinds)
+
 # bias operand kinds
 BIAS_NONE = 0
 BIAS_TABLE = 1          # C2: one row of n values
@@ -165,6 +171,8 @@ def mmad(st, lm, dst, dst_len, fm, fm_len, flt, flt_len, bias, bias_len, bias_ki
     if not gemv and _appends(st, dst, src, src_kind, m1, n1, kind, k):
         _append(st, lm, fm, flt, m1, k1, n1, k, kind, hf32, away)
         return
+    if not gemv and _overwrites_product(st, dst, src_kind, m1, n1):
+        st[S.PEND_MODE] = 0
     settle_l0c(st, lm, loc)
     if not gemv and _begin(st, lm, dst, src, src_kind, m1, n1, kind, k):
         _append(st, lm, fm, flt, m1, k1, n1, k, kind, hf32, away)
@@ -175,7 +183,9 @@ def mmad(st, lm, dst, dst_len, fm, fm_len, flt, flt_len, bias, bias_len, bias_ki
     else:
         a, bt = np.zeros((m1 * 16, k), np.float32), np.empty((n1 * 16, k), np.float32)
         _gather_float(lm, fm, flt, m1, k1, n1, k, gemv, kind, hf32, away, a, bt, 0)
-        _store_c(lm.view(np.float32), dst // 4, src // 4, src_kind, _product_f32(a, bt), m1, n1, gemv)
+        p = np.empty((m1 * 16, n1 * 16), np.float32)
+        _product_f32(a, bt, p)
+        _store_c(lm.view(np.float32), dst // 4, src // 4, src_kind, p, m1, n1, gemv)
 
 
 # ---------------------------------------------------------------- operands
@@ -285,12 +295,10 @@ def _round_hf32(x, away):
 
 
 @njit(cache=True)
-def _product_f32(a, bt):
-    """``A @ B`` in float32 by BLAS (NumPy ``matmul``)."""
-    p = np.empty((a.shape[0], bt.shape[0]), np.float32)
+def _product_f32(a, bt, p):
+    """``p = A @ B`` in float32 by BLAS (NumPy ``matmul``)."""
     with objmode():
         np.matmul(a, bt.T, out=p)
-    return p
 
 
 @njit(cache=True)
@@ -313,7 +321,9 @@ def _panel_size(kind):
 @njit(cache=True, inline="always")
 def _appends(st, dst, src, src_kind, m1, n1, kind, k):
     """Whether this mmad accumulates into the pending C and its K columns fit the panels."""
-    return (st[S.PEND_MODE] != 0 and src_kind == BIAS_MATRIX and src == dst and st[S.PEND_DST] == dst
+    mode = st[S.PEND_MODE]
+    return ((mode == PEND_START or mode == PEND_ZERO) and src_kind == BIAS_MATRIX and src == dst
+            and st[S.PEND_DST] == dst
             and st[S.PEND_M1] == m1 and st[S.PEND_N1] == n1 and st[S.PEND_KIND] == kind
             and st[S.PEND_K] + k <= st[S.PEND_KCAP])
 
@@ -325,7 +335,7 @@ def _begin(st, lm, dst, src, src_kind, m1, n1, kind, k):
     False when the core has no scratch or the panels cannot hold ``k`` columns
     (the mmad then runs at once).
     """
-    kcap = st[S.SCRATCH_SIZE] // 2 // (max(m1, n1) * 16 * _panel_size(kind))
+    kcap = _panel_bytes(st) // 2 // (max(m1, n1) * 16 * _panel_size(kind))
     if kcap < k:
         return False
     cw = lm.view(np.int32)
@@ -339,7 +349,7 @@ def _begin(st, lm, dst, src, src_kind, m1, n1, kind, k):
                 base = d + (ni * m1 + mi) * 256
                 for r in range(16):
                     cw[base + r * 16:base + r * 16 + 16] = row[ni * 16:ni * 16 + 16]
-    st[S.PEND_MODE] = 2 if src_kind == BIAS_NONE else 1
+    st[S.PEND_MODE] = PEND_ZERO if src_kind == BIAS_NONE else PEND_START
     st[S.PEND_DST] = dst
     st[S.PEND_M1] = m1
     st[S.PEND_N1] = n1
@@ -350,13 +360,28 @@ def _begin(st, lm, dst, src, src_kind, m1, n1, kind, k):
 
 
 @njit(cache=True, inline="always")
+def _panel_bytes(st):
+    """Bytes of cube scratch for the A and B^T panels (half each): all but the product buffer."""
+    return st[S.SCRATCH_SIZE] - st[S.SEG_SIZE + Hardware.L0C]
+
+
+@njit(cache=True, inline="always")
 def _panels(st, v):
     """The pending A (M x KCAP) and B^T (N x KCAP) panels in the cube scratch, as arrays of ``v``'s type."""
     es = v.itemsize
     m16, n16, kcap = st[S.PEND_M1] * 16, st[S.PEND_N1] * 16, st[S.PEND_KCAP]
     a0 = st[S.SCRATCH_BASE] // es
-    b0 = a0 + st[S.SCRATCH_SIZE] // 2 // es
+    b0 = a0 + _panel_bytes(st) // 2 // es
     return v[a0:a0 + m16 * kcap].reshape((m16, kcap)), v[b0:b0 + n16 * kcap].reshape((n16, kcap))
+
+
+@njit(cache=True, inline="always")
+def _product(st, lm):
+    """The float32 product buffer (the last L0C-size bytes of the cube scratch) as the pending C's
+    (M1 * 16) x (N1 * 16) matrix."""
+    m16, n16 = st[S.PEND_M1] * 16, st[S.PEND_N1] * 16
+    p0 = (st[S.SCRATCH_BASE] + _panel_bytes(st)) // 4
+    return lm.view(np.float32)[p0:p0 + m16 * n16].reshape((m16, n16))
 
 
 @njit(cache=True)
@@ -376,18 +401,56 @@ def _append(st, lm, fm, flt, m1, k1, n1, k, kind, hf32, away):
 def settle_l0c(st, lm, loc):
     """Carry out the accumulation pending in L0C, if any (every other use of L0C calls this first)."""
     mode = st[S.PEND_MODE]
-    if mode == 0:
+    if mode == PEND_NONE:
         return
-    st[S.PEND_MODE] = 0
+    st[S.PEND_MODE] = PEND_NONE
     k, c = st[S.PEND_K], st[S.PEND_DST] // 4
     m1, n1 = st[S.PEND_M1], st[S.PEND_N1]
-    src_kind = BIAS_NONE if mode == 2 else BIAS_MATRIX
+    if mode == PEND_DENSE:
+        _store_c(lm.view(np.float32), c, c, BIAS_NONE, _product(st, lm), m1, n1, False)
+        return
+    src_kind = BIAS_NONE if mode == PEND_ZERO else BIAS_MATRIX
     if st[S.PEND_KIND] == IN_S8:
         a, bt = _panels(st, lm.view(np.int8))
         _store_c(lm.view(np.int32), c, c, src_kind, _product_s8(a[:, :k], bt[:, :k]), m1, n1, False)
     else:
         a, bt = _panels(st, lm.view(np.float32))
-        _store_c(lm.view(np.float32), c, c, src_kind, _product_f32(a[:, :k], bt[:, :k]), m1, n1, False)
+        p = _product(st, lm)
+        _product_f32(a[:, :k], bt[:, :k], p)
+        _store_c(lm.view(np.float32), c, c, src_kind, p, m1, n1, False)
+
+
+@njit(cache=True)
+def dense_c(st, lm, src, src_stride, m_size, n_size, nd_num):
+    """The float32 C that ``fixpipe`` reads at ``src`` as a dense matrix, when the pending accumulation
+    there can give it without storing C to L0C: its rows (``m_size`` x ``n_size``, row-major, ``N1 * 16``
+    apart), or an empty array (the caller settles L0C and reads it as NZ).
+
+    That is when C starts from 0 (or already is the dense product) and the
+    fixpipe reads one NZ matrix laid out as mmad wrote it (``src_stride`` =
+    ``M1 * 16``).  C then stays in the product buffer (``PEND_DENSE``) until
+    something else uses L0C (:func:`settle_l0c`) or an mmad overwrites it.
+    """
+    mode = st[S.PEND_MODE]
+    m1, n1 = st[S.PEND_M1], st[S.PEND_N1]
+    if ((mode != PEND_ZERO and mode != PEND_DENSE) or st[S.PEND_KIND] == IN_S8 or st[S.PEND_DST] != src
+            or nd_num != 1 or src_stride != m1 * 16 or m_size > m1 * 16 or n_size > n1 * 16):
+        return np.empty((0, 0), np.float32)
+    p = _product(st, lm)
+    if mode == PEND_ZERO:
+        k = st[S.PEND_K]
+        a, bt = _panels(st, lm.view(np.float32))
+        _product_f32(a[:, :k], bt[:, :k], p)
+        st[S.PEND_MODE] = PEND_DENSE
+    return p
+
+
+@njit(cache=True, inline="always")
+def _overwrites_product(st, dst, src_kind, m1, n1):
+    """Whether an mmad (not GEMV) into ``dst`` replaces all of a C held in the product buffer without
+    reading it: C starts from 0 or the bias table and covers the same fractals or more."""
+    return (st[S.PEND_MODE] == PEND_DENSE and src_kind != BIAS_MATRIX and dst == st[S.PEND_DST]
+            and m1 * n1 >= st[S.PEND_M1] * st[S.PEND_N1])
 
 
 # ---------------------------------------------------------------- C

@@ -120,8 +120,9 @@ PIPE_STATE_END = STATE_SIZE
 
 # cube: an accumulation into L0C not carried out yet (npuemu/isa/mmad.py).  mmads that accumulate
 # into the same C collect their A and B^T panels in the core's cube scratch (lm past its memories,
-# SCRATCH_BASE / SCRATCH_SIZE bytes); one product over the whole K runs when L0C is next used.
-PEND_MODE = STATE_SIZE           # 0: nothing pending; 1: C holds the start value; 2: C starts from 0
+# SCRATCH_BASE / SCRATCH_SIZE bytes: the panels, then a product buffer of L0C's size); one product
+# over the whole K runs when L0C is next used.
+PEND_MODE = STATE_SIZE           # mmad.PEND_*: none, C holds the start value, C from 0, C in the buffer
 PEND_DST = STATE_SIZE + 1        # byte address of C in lm
 PEND_M1 = STATE_SIZE + 2
 PEND_N1 = STATE_SIZE + 3
