@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, types
+from llvmlite import ir
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -71,6 +72,56 @@ def copy_items(typingctx, dst, doff, src, soff, n):
         dptr = builder.gep(builder.bitcast(darr.data, i8p), [builder.mul(doff_, item)])
         sptr = builder.gep(builder.bitcast(sarr.data, i8p), [builder.mul(soff_, item)])
         cgutils.raw_memmove(builder, dptr, sptr, builder.mul(n_, item), 1)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def transpose_square(typingctx, dst, doff, dstride, src, soff, sstride, n, item):
+    """Element (i, j) of the ``n x n`` block at byte ``soff`` of ``src`` to (j, i) of the block at byte
+    ``doff`` of ``dst``, both row-major with rows ``sstride`` / ``dstride`` bytes apart (unchecked).
+    ``n`` (a power of two) and ``item``, the element size in bytes, are literals; the arrays are
+    C-contiguous, of any dtype.
+
+    The block's rows are loaded as vectors and transposed in registers by
+    log2(n) rounds of interleaving (row i of a round pairs rows i and i + n/2
+    of the last), then stored: several times faster than element copies,
+    and safe when source and destination overlap.
+    """
+    if not (isinstance(n, types.IntegerLiteral) and isinstance(item, types.IntegerLiteral)
+            and isinstance(dst, types.Array) and isinstance(src, types.Array)
+            and dst.layout == "C" and src.layout == "C"):
+        return None
+    size, nbytes = n.literal_value, item.literal_value
+    if size < 2 or size & (size - 1) or nbytes not in (1, 2, 4, 8):
+        return None
+    sig = types.void(dst, doff, dstride, src, soff, sstride, n, item)
+
+    def codegen(context, builder, signature, args):
+        darr = context.make_array(signature.args[0])(context, builder, args[0])
+        sarr = context.make_array(signature.args[3])(context, builder, args[3])
+        doff_, dstride_, soff_, sstride_ = (context.cast(builder, args[i], signature.args[i], types.intp)
+                                            for i in (1, 2, 4, 5))
+        vec = ir.VectorType(ir.IntType(8 * nbytes), size)
+        half = size // 2
+        lo = ir.Constant(ir.VectorType(ir.IntType(32), size), [j for t in range(half) for j in (t, size + t)])
+        hi = ir.Constant(ir.VectorType(ir.IntType(32), size),
+                         [j for t in range(half) for j in (half + t, size + half + t)])
+        i8p = cgutils.voidptr_t
+        sbase = builder.gep(builder.bitcast(sarr.data, i8p), [soff_])
+        dbase = builder.gep(builder.bitcast(darr.data, i8p), [doff_])
+
+        def row(base, stride, i):
+            at = builder.mul(stride, context.get_constant(types.intp, i))
+            return builder.bitcast(builder.gep(base, [at]), vec.as_pointer())
+
+        rows = [builder.load(row(sbase, sstride_, i), align=nbytes) for i in range(size)]
+        for _ in range(size.bit_length() - 1):
+            rows = [v for i in range(half) for v in (builder.shuffle_vector(rows[i], rows[i + half], lo),
+                                                     builder.shuffle_vector(rows[i], rows[i + half], hi))]
+        for i in range(size):
+            builder.store(rows[i], row(dbase, dstride_, i), align=nbytes)
         return context.get_dummy_value()
 
     return sig, codegen

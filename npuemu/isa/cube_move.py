@@ -46,7 +46,7 @@ from .linkage import instruction
 from .. import errors
 from ..language.enums import Hardware
 from . import cube_common as cc
-from .common import memmove
+from .common import memmove, transpose_square
 from .datamove import check_gm, check_gm_size
 from .fault import Fault, register
 
@@ -110,20 +110,12 @@ def nd2nz(st, lm, g, dst, dst_len, rid, off, size, nd_num, n, d, src_mstride, sr
 
 
 @njit(cache=True, inline="always")
-def _copy_fractal(lm, t, s, transpose, tmp):
+def _copy_fractal(lm, t, s, transpose):
     """One 512-byte fractal from byte ``s`` to byte ``t``; ``transpose``: as a 16 x 16 b16 matrix."""
-    if not transpose:
-        memmove(lm, t, lm, s, FRACTAL)
-        return
-    if abs(t - s) < FRACTAL:             # overlapping source and destination: transpose a copy
-        memmove(tmp, 0, lm, s, FRACTAL)
-        src = tmp.view(np.uint16)
+    if transpose:
+        transpose_square(lm, t, 32, lm, s, 32, 16, 2)
     else:
-        src = lm[s:s + FRACTAL].view(np.uint16)
-    out = lm[t:t + FRACTAL].view(np.uint16)
-    for b in range(16):                  # contiguous writes, strided reads: the faster order
-        for a in range(16):
-            out[b * 16 + a] = src[a * 16 + b]
+        memmove(lm, t, lm, s, FRACTAL)
 
 
 @instruction
@@ -145,9 +137,8 @@ def load2d(st, lm, dst, dst_len, dst_hw, src, src_len, src_hw, start, repeat, ss
     if not transpose and sstride == 1 and dgap == 0:     # consecutive fractals to consecutive fractals
         memmove(lm, dst, lm, src + start * FRACTAL, repeat * FRACTAL)
         return
-    tmp = np.empty(FRACTAL, np.uint8)
     for r in range(repeat):
-        _copy_fractal(lm, dst + r * (1 + dgap) * FRACTAL, src + (start + r * sstride) * FRACTAL, transpose, tmp)
+        _copy_fractal(lm, dst + r * (1 + dgap) * FRACTAL, src + (start + r * sstride) * FRACTAL, transpose)
 
 
 @instruction
@@ -170,11 +161,10 @@ def load2d_v2(st, lm, dst, dst_len, dst_hw, src, src_len, src_hw, m_start, k_sta
     cc.check_extent(((k_start + k_step - 1) * sstride + m_start + m_step) * FRACTAL, src_len * esize, cc.SRC,
                     loc)
     cc.check_extent(((k_step - 1) * dstride + m_step) * FRACTAL, dst_len * esize, cc.DST, loc)
-    tmp = np.empty(FRACTAL, np.uint8)
     for kk in range(k_step):
         for mm in range(m_step):
             _copy_fractal(lm, dst + (kk * dstride + mm) * FRACTAL,
-                          src + ((k_start + kk) * sstride + m_start + mm) * FRACTAL, transpose, tmp)
+                          src + ((k_start + kk) * sstride + m_start + mm) * FRACTAL, transpose)
 
 
 @instruction
@@ -200,58 +190,31 @@ def load2d_transpose(st, lm, dst, dst_len, dst_hw, src, src_len, src_hw, start, 
     if esize == 4:
         _load_transpose_b32(lm, dst, src, start, repeat, sstride, dgap, fgap)
         return
-    side = 16 if esize != 1 else 32           # square side in elements
-    sq = np.empty(square, np.uint8)
+    sq = np.empty(2 * FRACTAL, np.uint8)
     for r in range(repeat):
         s = src + (start + r * sstride) * square
-        memmove(sq, 0, lm, s, square)
         first = dst + r * (1 + dgap) * FRACTAL
-        for a in range(side):            # square row
-            for b in range(side):        # square column; element (a, b) of the square goes to (b, a)
-                src_off = _square_offset(a, b, esize)
-                tr, tc = b, a
-                half, inner = _split(tr, tc, esize)
-                base = first + half * (1 + fgap) * FRACTAL
-                for e in range(esize):
-                    lm[base + inner + e] = sq[src_off + e]
+        if esize == 2:                   # one 16 x 16 fractal
+            transpose_square(lm, first, 32, lm, s, 32, 16, 2)
+        else:                            # [F0; F1] is a 32 x 32 square; its transpose's top and bottom halves
+            transpose_square(sq, 0, 32, lm, s, 32, 32, 1)
+            memmove(lm, first, sq, 0, FRACTAL)
+            memmove(lm, first + (1 + fgap) * FRACTAL, sq, FRACTAL, FRACTAL)
 
 
 @njit(cache=True)
 def _load_transpose_b32(lm, dst, src, start, repeat, sstride, dgap, fgap):
-    """The 32-bit case of :func:`load2d_transpose`, in 32-bit words: the source is in L1 and the
-    destination in L0A/L0B (the frontend allows no other path), so they never overlap."""
-    w = lm.view(np.uint32)
+    """The 32-bit case of :func:`load2d_transpose` (byte addresses)."""
     for r in range(repeat):
-        s = (src + (start + r * sstride) * 2 * FRACTAL) // 4
-        left = (dst + r * (1 + dgap) * FRACTAL) // 4
-        _transpose_b32(w, left, left + (1 + fgap) * 128, s)
-
-
-@njit(cache=True, inline="always")
-def _transpose_b32(w, left, right, s):
-    """A 32-bit square [F0 | F1] (two 16 x 8 fractals from word ``s`` of ``w``) transposed; its left half
-    (columns 0-7) to word ``left``, its right half to word ``right``: element (a, b) goes to (b, a)."""
-    for b in range(16):                  # row b of the transposed square = column b of the square
-        f = s + (b // 8) * 128 + b % 8   # column b: fractal b // 8, column b % 8
-        for a in range(8):
-            w[left + b * 8 + a] = w[f + a * 8]
-            w[right + b * 8 + a] = w[f + (a + 8) * 8]
-
-
-@njit(cache=True, inline="always")
-def _square_offset(a, b, esize):
-    """Byte offset in the source square of element (row a, column b)."""
-    if esize == 2:
-        return (a * 16 + b) * 2
-    return (a // 16) * FRACTAL + (a % 16) * 32 + b      # 8-bit: [F0; F1], each 16 x 32
-
-
-@njit(cache=True, inline="always")
-def _split(r, c, esize):
-    """(fractal index, byte offset inside it) of element (r, c) of the transposed square."""
-    if esize == 2:
-        return 0, (r * 16 + c) * 2
-    return r // 16, (r % 16) * 32 + c
+        s = src + (start + r * sstride) * 2 * FRACTAL
+        left = dst + r * (1 + dgap) * FRACTAL
+        right = left + (1 + fgap) * FRACTAL
+        # element (a, b) of the square [F0 | F1] goes to (b, a): the halves of the result are the
+        # transposed 8 x 8 blocks of F0 and F1 (F0 is columns 0-7 of the square, rows 0-7 then 8-15)
+        transpose_square(lm, left, 32, lm, s, 32, 8, 4)
+        transpose_square(lm, left + 256, 32, lm, s + FRACTAL, 32, 8, 4)
+        transpose_square(lm, right, 32, lm, s + 256, 32, 8, 4)
+        transpose_square(lm, right + 256, 32, lm, s + FRACTAL + 256, 32, 8, 4)
 
 
 @njit(cache=True, inline="always")

@@ -61,7 +61,7 @@ import numpy as np
 from numba import njit, objmode, types
 from numba.extending import overload
 
-from .common import copy_items
+from .common import transpose_square
 from .linkage import instruction
 from ..numerics.half import bf16_to_f32, f16_to_f32
 from ..language.enums import Hardware
@@ -177,14 +177,14 @@ def mmad(st, lm, dst, dst_len, fm, fm_len, flt, flt_len, bias, bias_len, bias_ki
     if not gemv and _begin(st, lm, dst, src, src_kind, m1, n1, kind, k):
         _append(st, lm, fm, flt, m1, k1, n1, k, kind, hf32, away)
     elif kind == IN_S8:
-        a, bt = np.zeros((m1 * 16, k), np.int8), np.empty((n1 * 16, k), np.int8)
-        _gather(lm.view(np.int8), fm, flt, m1, k1, n1, k, gemv, 32, a, bt, 0)
-        _store_c(lm.view(np.int32), dst // 4, src // 4, src_kind, _product_s8(a, bt), m1, n1, gemv)
+        at, b = np.zeros((k, m1 * 16), np.int8), np.empty((k, n1 * 16), np.int8)
+        _gather(lm.view(np.int8), fm, flt, m1, k1, n1, k, gemv, 32, at, b, 0)
+        _store_c(lm.view(np.int32), dst // 4, src // 4, src_kind, _product_s8(at, b), m1, n1, gemv)
     else:
-        a, bt = np.zeros((m1 * 16, k), np.float32), np.empty((n1 * 16, k), np.float32)
-        _gather_float(lm, fm, flt, m1, k1, n1, k, gemv, kind, hf32, away, a, bt, 0)
+        at, b = np.zeros((k, m1 * 16), np.float32), np.empty((k, n1 * 16), np.float32)
+        _gather_float(lm, fm, flt, m1, k1, n1, k, gemv, kind, hf32, away, at, b, 0)
         p = np.empty((m1 * 16, n1 * 16), np.float32)
-        _product_f32(a, bt, p)
+        _product_f32(at, b, p)
         _store_c(lm.view(np.float32), dst // 4, src // 4, src_kind, p, m1, n1, gemv)
 
 
@@ -206,84 +206,87 @@ def _operand_impl(x):
 
 
 @njit(cache=True)
-def _gather(v, fm, flt, m1, k1, n1, k, gemv, k0, a, bt, col):
-    """Copy A into columns ``col:col + k`` of ``a`` ((m1*16) rows) and B^T into those of ``bt`` ((n1*16) rows).
+def _gather(v, fm, flt, m1, k1, n1, k, gemv, k0, at, b, row):
+    """Copy A^T into rows ``row:row + k`` of ``at`` ((m1*16) columns) and B into those of ``b`` ((n1*16)
+    columns): the operand panels are K-major, so each fractal lands as one transposed block of whole rows.
 
     ``v`` is local memory viewed as the input's element type (see
-    :func:`_operand` for the 16-bit kinds); ``fm``/``flt`` are element offsets.  A fractal row of A and a fractal
-    column of B (stored column-major) are ``k0`` consecutive elements, so both
-    gathers are runs of short contiguous copies.  In GEMV mode A is the vector
-    in row 0 (the caller zeroed the other rows).
+    :func:`_operand` for the 16-bit kinds); ``fm``/``flt`` are element
+    offsets.  A fractal of A (16 rows of ``k0``) and one of B (stored
+    column-major: 16 columns of ``k0``) are alike: ``k0`` rows of the panel,
+    16 columns.  In GEMV mode A is the vector in column 0 (the caller zeroed
+    the others).
     """
     fractal = 16 * k0
+    tmp = np.empty(fractal, at.dtype)
     if gemv:
         for j in range(k):
-            a[0, col + j] = _operand(v[fm + j])
+            at[row + j, 0] = _operand(v[fm + j])
     else:
         for mi in range(m1):
             for ki in range(k1):
-                _fractal_rows(a, mi * 16, col + ki * k0, v, fm + (mi * k1 + ki) * fractal, k0, k - ki * k0)
+                _to_panel(at, row + ki * k0, mi * 16, v, fm + (mi * k1 + ki) * fractal, k0, k - ki * k0, tmp)
     for ki in range(k1):
         for ni in range(n1):
-            _fractal_rows(bt, ni * 16, col + ki * k0, v, flt + (ki * n1 + ni) * fractal, k0, k - ki * k0)
+            _to_panel(b, row + ki * k0, ni * 16, v, flt + (ki * n1 + ni) * fractal, k0, k - ki * k0, tmp)
 
 
-def _fractal_rows(out, row, col, v, at, k0, left):
-    """The 16 rows of ``k0`` elements of the fractal at ``v[at:]`` to rows ``row:row + 16`` of ``out`` from
-    column ``col``; only the first ``left`` columns when fewer remain (the K padding of the last fractal)."""
-    raise NotImplementedError("_fractal_rows is only callable from compiled code")
+@njit(cache=True, inline="always")
+def _to_panel(panel, row, col, v, f, k0, left, tmp):
+    """The fractal at element ``f`` of ``v`` (16 rows of ``k0``) transposed into ``panel[row:row + k0,
+    col:col + 16]``; only its first ``left`` rows when fewer remain (the K padding of the last fractal)."""
+    if left < k0:
+        for kk in range(left):
+            for r in range(16):
+                panel[row + kk, col + r] = _operand(v[f + r * k0 + kk])
+        return
+    width = panel.shape[1] * panel.itemsize          # bytes between panel rows
+    at = (row * panel.shape[1] + col) * panel.itemsize
+    _transpose_fractal(panel, at, width, v, f, k0, tmp)
 
 
-@overload(_fractal_rows, inline="always")
-def _fractal_rows_impl(out, row, col, v, at, k0, left):
-    if out.dtype == v.dtype:
-        def copy(out, row, col, v, at, k0, left):
-            if left >= k0:
-                for r in range(16):     # a constant length: a few vector moves each
-                    _run(out, row + r, col, v, at + r * k0, k0)
-            else:
-                for r in range(16):
-                    _run(out, row + r, col, v, at + r * k0, left)
-        return copy
-
-    def convert(out, row, col, v, at, k0, left):
-        w = min(k0, left)               # not constant: LLVM vectorises the conversion loop then
-        for r in range(16):
-            _run(out, row + r, col, v, at + r * k0, w)
-    return convert
+def _transpose_fractal(panel, at, width, v, f, k0, tmp):
+    """A whole fractal (16 rows of ``k0`` elements of ``v`` from element ``f``) transposed to the panel block
+    at byte ``at``, rows ``width`` bytes apart: by in-register transposes of square blocks."""
+    raise NotImplementedError("_transpose_fractal is only callable from compiled code")
 
 
-def _run(out, row, col, v, at, n):
-    """``n`` elements of ``v`` from ``at`` to row ``row`` of ``out`` from column ``col``, as operands."""
-    raise NotImplementedError("_run is only callable from compiled code")
+@overload(_transpose_fractal, inline="always")
+def _transpose_fractal_impl(panel, at, width, v, f, k0, tmp):
+    if v.dtype == types.float32:            # 16 x 8: two 8 x 8 blocks, rows 0-7 and 8-15
+        def f32(panel, at, width, v, f, k0, tmp):
+            transpose_square(panel, at, width, v, f * 4, 32, 8, 4)
+            transpose_square(panel, at + 32, width, v, f * 4 + 256, 32, 8, 4)
+        return f32
+    if v.dtype == types.int8:               # 16 x 32: two 16 x 16 blocks, columns 0-15 and 16-31
+        def s8(panel, at, width, v, f, k0, tmp):
+            transpose_square(panel, at, width, v, f, 32, 16, 1)
+            transpose_square(panel, at + 16 * width, width, v, f + 16, 32, 16, 1)
+        return s8
 
-
-@overload(_run, inline="always")
-def _run_impl(out, row, col, v, at, n):
-    if out.dtype == v.dtype:            # float32, int8: a plain copy
-        return lambda out, row, col, v, at, n: copy_items(out, row * out.shape[1] + col, v, at, n)
-
-    def convert(out, row, col, v, at, n):
-        # through 1-D slices: LLVM vectorises this loop, not one over 2-D indices
-        dst = out[row, col:col + n]
-        src = v[at:at + n]
-        for j in range(n):
-            dst[j] = _operand(src[j])
-    return convert
+    def half(panel, at, width, v, f, k0, tmp):   # 16 x 16 half-precision: to float32, then four 8 x 8 blocks
+        src = v[f:f + 256]
+        for j in range(256):
+            tmp[j] = _operand(src[j])
+        transpose_square(panel, at, width, tmp, 0, 64, 8, 4)
+        transpose_square(panel, at + 32, width, tmp, 512, 64, 8, 4)
+        transpose_square(panel, at + 8 * width, width, tmp, 32, 64, 8, 4)
+        transpose_square(panel, at + 8 * width + 32, width, tmp, 544, 64, 8, 4)
+    return half
 
 
 @njit(cache=True)
-def _gather_float(lm, fm, flt, m1, k1, n1, k, gemv, kind, hf32, away, a, bt, col):
+def _gather_float(lm, fm, flt, m1, k1, n1, k, gemv, kind, hf32, away, at, b, row):
     """:func:`_gather` for the floating-point kinds: float32 operands, rounded to HF32 when ``hf32``."""
     if kind == IN_F16:
-        _gather(lm.view(np.uint16), fm // 2, flt // 2, m1, k1, n1, k, gemv, 16, a, bt, col)
+        _gather(lm.view(np.uint16), fm // 2, flt // 2, m1, k1, n1, k, gemv, 16, at, b, row)
     elif kind == IN_BF16:
-        _gather(lm.view(np.int16), fm // 2, flt // 2, m1, k1, n1, k, gemv, 16, a, bt, col)
+        _gather(lm.view(np.int16), fm // 2, flt // 2, m1, k1, n1, k, gemv, 16, at, b, row)
     else:
-        _gather(lm.view(np.float32), fm // 4, flt // 4, m1, k1, n1, k, gemv, 8, a, bt, col)
+        _gather(lm.view(np.float32), fm // 4, flt // 4, m1, k1, n1, k, gemv, 8, at, b, row)
         if hf32:
-            _round_hf32(a[:, col:col + k], away)
-            _round_hf32(bt[:, col:col + k], away)
+            _round_hf32(at[row:row + k], away)
+            _round_hf32(b[row:row + k], away)
 
 
 @njit(cache=True)
@@ -295,18 +298,18 @@ def _round_hf32(x, away):
 
 
 @njit(cache=True)
-def _product_f32(a, bt, p):
-    """``p = A @ B`` in float32 by BLAS (NumPy ``matmul``)."""
+def _product_f32(at, b, p):
+    """``p = A @ B`` in float32 by BLAS (NumPy ``matmul``), from A^T and B."""
     with objmode():
-        np.matmul(a, bt.T, out=p)
+        np.matmul(at.T, b, out=p)
 
 
 @njit(cache=True)
-def _product_s8(a, bt):
-    """``A @ B`` from int8 operands, exact in float64 (|sum| < 2**53 for any k an L0C accumulation reaches)."""
-    p = np.empty((a.shape[0], bt.shape[0]), np.float64)
+def _product_s8(at, b):
+    """``A @ B`` from int8 A^T and B, exact in float64 (|sum| < 2**53 for any k an L0C accumulation reaches)."""
+    p = np.empty((at.shape[1], b.shape[1]), np.float64)
     with objmode():
-        np.matmul(a.astype(np.float64), bt.astype(np.float64).T, out=p)
+        np.matmul(at.T.astype(np.float64), b.astype(np.float64), out=p)
     return p
 
 
@@ -367,12 +370,12 @@ def _panel_bytes(st):
 
 @njit(cache=True, inline="always")
 def _panels(st, v):
-    """The pending A (M x KCAP) and B^T (N x KCAP) panels in the cube scratch, as arrays of ``v``'s type."""
+    """The pending A^T (KCAP x M) and B (KCAP x N) panels in the cube scratch, as arrays of ``v``'s type."""
     es = v.itemsize
     m16, n16, kcap = st[S.PEND_M1] * 16, st[S.PEND_N1] * 16, st[S.PEND_KCAP]
     a0 = st[S.SCRATCH_BASE] // es
     b0 = a0 + _panel_bytes(st) // 2 // es
-    return v[a0:a0 + m16 * kcap].reshape((m16, kcap)), v[b0:b0 + n16 * kcap].reshape((n16, kcap))
+    return v[a0:a0 + kcap * m16].reshape((kcap, m16)), v[b0:b0 + kcap * n16].reshape((kcap, n16))
 
 
 @njit(cache=True, inline="always")
@@ -387,14 +390,14 @@ def _product(st, lm):
 @njit(cache=True)
 def _append(st, lm, fm, flt, m1, k1, n1, k, kind, hf32, away):
     """Copy this mmad's A and B into the next ``k`` columns of the pending panels."""
-    col = st[S.PEND_K]
+    row = st[S.PEND_K]
     if kind == IN_S8:
-        a, bt = _panels(st, lm.view(np.int8))
-        _gather(lm.view(np.int8), fm, flt, m1, k1, n1, k, False, 32, a, bt, col)
+        at, b = _panels(st, lm.view(np.int8))
+        _gather(lm.view(np.int8), fm, flt, m1, k1, n1, k, False, 32, at, b, row)
     else:
-        a, bt = _panels(st, lm.view(np.float32))
-        _gather_float(lm, fm, flt, m1, k1, n1, k, False, kind, hf32, away, a, bt, col)
-    st[S.PEND_K] = col + k
+        at, b = _panels(st, lm.view(np.float32))
+        _gather_float(lm, fm, flt, m1, k1, n1, k, False, kind, hf32, away, at, b, row)
+    st[S.PEND_K] = row + k
 
 
 @instruction
@@ -411,12 +414,12 @@ def settle_l0c(st, lm, loc):
         return
     src_kind = BIAS_NONE if mode == PEND_ZERO else BIAS_MATRIX
     if st[S.PEND_KIND] == IN_S8:
-        a, bt = _panels(st, lm.view(np.int8))
-        _store_c(lm.view(np.int32), c, c, src_kind, _product_s8(a[:, :k], bt[:, :k]), m1, n1, False)
+        at, b = _panels(st, lm.view(np.int8))
+        _store_c(lm.view(np.int32), c, c, src_kind, _product_s8(at[:k], b[:k]), m1, n1, False)
     else:
-        a, bt = _panels(st, lm.view(np.float32))
+        at, b = _panels(st, lm.view(np.float32))
         p = _product(st, lm)
-        _product_f32(a[:, :k], bt[:, :k], p)
+        _product_f32(at[:k], b[:k], p)
         _store_c(lm.view(np.float32), c, c, src_kind, p, m1, n1, False)
 
 
@@ -439,8 +442,8 @@ def dense_c(st, lm, src, src_stride, m_size, n_size, nd_num):
     p = _product(st, lm)
     if mode == PEND_ZERO:
         k = st[S.PEND_K]
-        a, bt = _panels(st, lm.view(np.float32))
-        _product_f32(a[:, :k], bt[:, :k], p)
+        at, b = _panels(st, lm.view(np.float32))
+        _product_f32(at[:k], b[:k], p)
         st[S.PEND_MODE] = PEND_DENSE
     return p
 
