@@ -38,16 +38,21 @@ not documented):
   ``set_hf32_trans_mode(True)``).
 
 Accumulation is deferred.  An ``mmad`` copies its A and B operands into
-dense panels in the core's cube scratch (O(mk + kn); float16/bfloat16 become
-float32 on the way, int8 stays int8), and later mmads that accumulate into the
-same C (same address, same m, n and input kind) append their K columns to the
+dense K-major panels (A^T and B) in the core's cube scratch (O(mk + kn);
+float16/bfloat16 become float32 on the way, int8 stays int8; each fractal is
+one block transposed in registers), and later mmads that accumulate into the
+same C (same address, same m, n and input kind) append their K rows to the
 panels.  The product runs when L0C is next used otherwise (``fixpipe``, an
 mmad into another C or from another start value, a dump or scalar access of a
 CO1 tensor: they call :func:`settle_l0c`) or when the panels are full: one
 NumPy ``matmul`` over the whole K collected (float32 BLAS; float64 for int8),
 called through ``numba.objmode``, then added to C's start value.  So a K loop
-of 32 mmads is one BLAS call and one store of C instead of 32.  A GEMV, or a
-core without scratch, multiplies at once the same way.  For
+of 32 mmads is one BLAS call and one store of C instead of 32.  A fixpipe
+that reads a C which started from 0, laid out as mmad wrote it, takes the
+rows straight from the dense product (:func:`dense_c`); C is then written to
+L0C only if something else uses it (``PEND_DENSE``), and not at all when the
+next tile's first mmad overwrites it.  A GEMV, or a core without scratch,
+multiplies at once the same way.  For
 float inputs this sums the K chunks in float32 inside BLAS and rounds C once,
 where the hardware rounds C after every mmad (both orders are within the
 documented accuracy; neither is the hardware's exact one); int8 results are the
