@@ -71,6 +71,7 @@ from .linkage import instruction
 from ..numerics.half import bf16_to_f32, f16_to_f32
 from ..language.enums import Hardware
 from . import cube_common as cc
+from . import sgemm
 from . import state as S
 
 # input kinds
@@ -189,7 +190,7 @@ def mmad(st, lm, dst, dst_len, fm, fm_len, flt, flt_len, bias, bias_len, bias_ki
         at, b = np.zeros((k, m1 * 16), np.float32), np.empty((k, n1 * 16), np.float32)
         _gather_float(lm, fm, flt, m1, k1, n1, k, gemv, kind, hf32, away, at, b, 0)
         p = np.empty((m1 * 16, n1 * 16), np.float32)
-        _product_f32(at, b, p)
+        _product_f32(st, at, b, p)
         _store_c(lm.view(np.float32), dst // 4, src // 4, src_kind, p, m1, n1, gemv)
 
 
@@ -303,8 +304,12 @@ def _round_hf32(x, away):
 
 
 @njit(cache=True)
-def _product_f32(at, b, p):
-    """``p = A @ B`` in float32 by BLAS (NumPy ``matmul``), from A^T and B."""
+def _product_f32(st, at, b, p):
+    """``p = A @ B`` in float32 by BLAS, from A^T and B: ``cblas_sgemm`` called directly when the core
+    state has its address (runtime/sgemm.py), else NumPy ``matmul`` through ``objmode``."""
+    if st[S.SGEMM] != 0:
+        sgemm.at_b(st[S.SGEMM], st[S.SGEMM_WIDE] != 0, at, b, p)
+        return
     with objmode():
         np.matmul(at.T, b, out=p)
 
@@ -424,7 +429,7 @@ def settle_l0c(st, lm, loc):
     else:
         at, b = _panels(st, lm.view(np.float32))
         p = _product(st, lm)
-        _product_f32(at[:k], b[:k], p)
+        _product_f32(st, at[:k], b[:k], p)
         _store_c(lm.view(np.float32), c, c, src_kind, p, m1, n1, False)
 
 
@@ -448,7 +453,7 @@ def dense_c(st, lm, src, src_stride, m_size, n_size, nd_num):
     if mode == PEND_ZERO:
         k = st[S.PEND_K]
         at, b = _panels(st, lm.view(np.float32))
-        _product_f32(at[:k], b[:k], p)
+        _product_f32(st, at[:k], b[:k], p)
         st[S.PEND_MODE] = PEND_DENSE
     return p
 

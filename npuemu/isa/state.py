@@ -131,4 +131,8 @@ PEND_K = STATE_SIZE + 5          # columns of the panels filled so far
 PEND_KCAP = STATE_SIZE + 6       # columns the panels can hold
 SCRATCH_BASE = STATE_SIZE + 7
 SCRATCH_SIZE = STATE_SIZE + 8
-STATE_SIZE += 9
+# BLAS's cblas_sgemm for mmad's products (npuemu/runtime/sgemm.py): its address (0: none, use objmode)
+# and whether its integers are 64-bit
+SGEMM = STATE_SIZE + 9
+SGEMM_WIDE = STATE_SIZE + 10
+STATE_SIZE += 11

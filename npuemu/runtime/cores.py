@@ -10,6 +10,7 @@ import numpy as np
 from ..isa import state as S
 from ..language.enums import Hardware, KernelType
 from .platform import Platform
+from .sgemm import sgemm_address
 
 AIV, AIC = 0, 1
 
@@ -123,6 +124,7 @@ def new_core_state(spec: CoreSpec, platform: Platform, scratch: int = 0,
     scratch = scratch if spec.core_type == AIC else 0
     st[S.SCRATCH_BASE] = base
     st[S.SCRATCH_SIZE] = scratch
+    st[S.SGEMM], st[S.SGEMM_WIDE] = sgemm_address() if spec.core_type == AIC else (0, False)
     return st, _local_memory(base, scratch, fill)
 
 
