@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -45,8 +46,9 @@ def sgemm_address() -> tuple[int, bool]:
     return 0, False
 
 
-def _works(fn: ctypes._CFuncPtr, wide: bool) -> bool:
-    """Whether ``fn`` computes a small row-major ``A^T @ B`` (the call ``mmad`` makes) correctly."""
+def _works(fn: Any, wide: bool) -> bool:
+    """Whether the ctypes function ``fn`` computes a small row-major ``A^T @ B`` (the call ``mmad`` makes)
+    correctly."""
     i = ctypes.c_int64 if wide else ctypes.c_int32
     f, p = ctypes.c_float, ctypes.POINTER(ctypes.c_float)
     fn.restype = None
