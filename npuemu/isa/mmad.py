@@ -333,7 +333,7 @@ def _panel_size(kind):
 
 @njit(cache=True, inline="always")
 def _appends(st, dst, src, src_kind, m1, n1, kind, k):
-    """Whether this mmad accumulates into the pending C and its K columns fit the panels."""
+    """Whether this mmad accumulates into the pending C and its K rows fit the panels."""
     mode = st[S.PEND_MODE]
     return ((mode == PEND_START or mode == PEND_ZERO) and src_kind == BIAS_MATRIX and src == dst
             and st[S.PEND_DST] == dst
@@ -345,7 +345,7 @@ def _appends(st, dst, src, src_kind, m1, n1, kind, k):
 def _begin(st, lm, dst, src, src_kind, m1, n1, kind, k):
     """Start a pending accumulation into C at ``dst``: C takes its start value now (unless it is 0).
 
-    False when the core has no scratch or the panels cannot hold ``k`` columns
+    False when the core has no scratch or the panels cannot hold ``k`` rows
     (the mmad then runs at once).
     """
     kcap = _panel_bytes(st) // 2 // (max(m1, n1) * 16 * _panel_size(kind))
@@ -374,7 +374,7 @@ def _begin(st, lm, dst, src, src_kind, m1, n1, kind, k):
 
 @njit(cache=True, inline="always")
 def _panel_bytes(st):
-    """Bytes of cube scratch for the A and B^T panels (half each): all but the product buffer."""
+    """Bytes of cube scratch for the A^T and B panels (half each): all but the product buffer."""
     return st[S.SCRATCH_SIZE] - st[S.SEG_SIZE + Hardware.L0C]
 
 
@@ -399,7 +399,7 @@ def _product(st, lm):
 
 @njit(cache=True)
 def _append(st, lm, fm, flt, m1, k1, n1, k, kind, hf32, away):
-    """Copy this mmad's A and B into the next ``k`` columns of the pending panels."""
+    """Copy this mmad's A and B into the next ``k`` rows of the pending panels."""
     row = st[S.PEND_K]
     if kind == IN_S8:
         at, b = _panels(st, lm.view(np.int8))

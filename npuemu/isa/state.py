@@ -119,7 +119,7 @@ STATE_SIZE += N_EVENTS
 PIPE_STATE_END = STATE_SIZE
 
 # cube: an accumulation into L0C not carried out yet (npuemu/isa/mmad.py).  mmads that accumulate
-# into the same C collect their A and B^T panels in the core's cube scratch (lm past its memories,
+# into the same C collect their A^T and B panels in the core's cube scratch (lm past its memories,
 # SCRATCH_BASE / SCRATCH_SIZE bytes: the panels, then a product buffer of L0C's size); one product
 # over the whole K runs when L0C is next used.
 PEND_MODE = STATE_SIZE           # mmad.PEND_*: none, C holds the start value, C from 0, C in the buffer
@@ -127,8 +127,8 @@ PEND_DST = STATE_SIZE + 1        # byte address of C in lm
 PEND_M1 = STATE_SIZE + 2
 PEND_N1 = STATE_SIZE + 3
 PEND_KIND = STATE_SIZE + 4       # input kind (mmad.IN_*)
-PEND_K = STATE_SIZE + 5          # columns of the panels filled so far
-PEND_KCAP = STATE_SIZE + 6       # columns the panels can hold
+PEND_K = STATE_SIZE + 5          # rows (K) of the panels filled so far
+PEND_KCAP = STATE_SIZE + 6       # rows the panels can hold
 SCRATCH_BASE = STATE_SIZE + 7
 SCRATCH_SIZE = STATE_SIZE + 8
 # BLAS's cblas_sgemm for mmad's products (npuemu/runtime/sgemm.py): its address (0: none, use objmode)
