@@ -21,10 +21,8 @@ from .. import errors
 from ..codegen.compiler import compile_numba
 from ..isa import cross_core, dcache, hb
 from ..isa import state as S
-from ..isa.fault import FAULTS, Fault
 from ..isa.state import LOG_WORDS
 from ..language import dtype as dt
-from ..language.enums import Hardware, TPosition
 from ..language.struct import UnassignedFieldError
 from ..options import Options
 from . import scheduler
@@ -33,61 +31,10 @@ from .args import Region, region_for
 from .cores import (CoreSpec, core_plan, cube_scratch_bytes, fill_local_memory, new_core_state,
                     recycle_local_memories, residency, type_layout)
 from .debuglog import print_launch_logs
+from .faults import FaultContext, raise_fault
 
 SYSTEM_REGION_BYTES = 64 * 1024     # least size of npuemu's own GM region (cross-core state and the like)
 _DUMMY = np.zeros(1, np.int64)      # stands in for arrays a launch does not use (never written)
-
-
-class FaultContext:
-    """Names for fault messages: regions, positions, memories, dtypes."""
-
-    def __init__(self, regions: list[Region], locs: list[Any] = (), cores: list[CoreSpec] = ()):
-        self.regions = regions
-        self.locs = locs
-        self.cores = cores
-
-    def core_label(self, slot: int) -> str:
-        """``AIV 3``: the core at launch slot ``slot`` (e.g. the other side of a cross-core race)."""
-        return self.cores[slot].label if 0 <= slot < len(self.cores) else f"the core in launch slot {slot}"
-
-    def source(self, loc_id: int) -> str:
-        """``file:line: source`` of another instruction (e.g. the other side of a race)."""
-        if 0 <= loc_id < len(self.locs):
-            loc = self.locs[loc_id]
-            return f"{loc.short()} `{loc.line_text.strip()}`"
-        return f"location {loc_id}"
-
-    def region(self, rid: int) -> str:
-        if 0 <= rid < len(self.regions):
-            r = self.regions[rid]
-            return f"GM argument '{r.name}' ({r.bytes.size} bytes)"
-        return f"GM region {rid}"
-
-    def position(self, pos: int) -> str:
-        try:
-            return TPosition(pos).name
-        except ValueError:
-            return f"position {pos}"
-
-    def hardware(self, hw: int) -> str:
-        try:
-            return Hardware(hw).name
-        except ValueError:
-            return f"memory {hw}"
-
-    def dtype(self, code: int) -> str:
-        try:
-            return dt.by_code(code).name
-        except KeyError:
-            return f"dtype {code}"
-
-
-def translate_fault(exc: Fault, binary: Any, core: CoreSpec, ctx: FaultContext) -> errors.KernelFault:
-    code, loc_id, a, b, c = (list(exc.args) + [0] * 5)[:5]
-    cls, render = FAULTS.get(int(code), (errors.KernelFault, lambda a, b, c, env: f"fault code {code}"))
-    locs = binary.compiled.locs
-    loc = locs[loc_id] if 0 <= loc_id < len(locs) else None
-    return cls(render(int(a), int(b), int(c), ctx), kernel=binary.compiled.name, core=core.label, loc=loc)
 
 
 def _scalar_args(binary: Any, values: dict[str, Any]) -> list[Any]:
@@ -155,7 +102,7 @@ def run(binary: Any, values: dict[str, Any], block_dim: int, options: Options) -
     else:
         st0, lm0, log0, sh0 = states[0]
         fn = compile_numba(binary.compiled, (st0, lm0, gm, log0, sh0, gsh, dc, *scalars))
-    ctx = FaultContext(regions, binary.compiled.locs, cores)
+    ctx = FaultContext(binary.compiled.name, regions, binary.compiled.locs, cores)
     try:
         try:
             _schedule(fn, binary, cores, states, (gm, gsh, dc), scalars, ctx, options)
@@ -207,7 +154,7 @@ def _schedule(fn: Any, binary: Any, cores: list[CoreSpec], states: list[tuple[np
     args = [_core_args(state, shared, scalars) for state in states]
 
     def on_fault(exc: BaseException, slot: int) -> None:
-        _raise_fault(exc, binary, cores[slot], ctx)
+        raise_fault(exc, cores[slot], ctx)
 
     if not binary.facts.get("blocking"):
         # no core ever waits for another: each runs start to finish in one call
@@ -240,16 +187,6 @@ def _core_args(state: tuple[np.ndarray, ...], shared: tuple[Any, ...], scalars: 
     st, lm, log, sh = state
     gm, gsh, dc = shared
     return (st, lm, gm, log, sh, gsh, dc, *scalars)
-
-
-def _raise_fault(exc: BaseException, binary: Any, core: CoreSpec, ctx: FaultContext) -> None:
-    if isinstance(exc, Fault):
-        raise translate_fault(exc, binary, core, ctx) from None
-    if isinstance(exc, errors.NpuemuError):
-        raise exc
-    # e.g. ZeroDivisionError in the kernel's own arithmetic
-    raise errors.KernelFault(f"{type(exc).__name__}: {exc}", kernel=binary.compiled.name, core=core.label,
-                             rule="runtime error") from exc
 
 
 _POOL: ThreadPoolExecutor | None = None

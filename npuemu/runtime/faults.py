@@ -1,0 +1,86 @@
+"""Turning a compiled instruction's :class:`~npuemu.isa.fault.Fault` into the user's error.
+
+A fault carries a code, a source-location id and three integers
+(:mod:`npuemu.isa.fault`); :class:`FaultContext` names what those integers
+refer to in the faulting launch (regions, cores, memories, dtypes, other
+source lines) for the message renderers.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from .. import errors
+from ..errors import SourceLoc
+from ..isa.fault import FAULTS, Fault
+from ..language import dtype as dt
+from ..language.enums import Hardware, TPosition
+from .args import Region
+from .cores import CoreSpec
+
+
+class FaultContext:
+    """Names for fault messages: regions, positions, memories, dtypes, cores and source lines."""
+
+    def __init__(self, kernel: str, regions: Sequence[Region], locs: Sequence[SourceLoc] = (),
+                 cores: Sequence[CoreSpec] = ()):
+        self.kernel = kernel
+        self.regions = regions
+        self.locs = locs
+        self.cores = cores
+
+    def core_label(self, slot: int) -> str:
+        """``AIV 3``: the core at launch slot ``slot`` (e.g. the other side of a cross-core race)."""
+        return self.cores[slot].label if 0 <= slot < len(self.cores) else f"the core in launch slot {slot}"
+
+    def source(self, loc_id: int) -> str:
+        """``file:line: source`` of another instruction (e.g. the other side of a race)."""
+        if 0 <= loc_id < len(self.locs):
+            loc = self.locs[loc_id]
+            return f"{loc.short()} `{loc.line_text.strip()}`"
+        return f"location {loc_id}"
+
+    def region(self, rid: int) -> str:
+        if 0 <= rid < len(self.regions):
+            r = self.regions[rid]
+            return f"GM argument '{r.name}' ({r.bytes.size} bytes)"
+        return f"GM region {rid}"
+
+    def position(self, pos: int) -> str:
+        try:
+            return TPosition(pos).name
+        except ValueError:
+            return f"position {pos}"
+
+    def hardware(self, hw: int) -> str:
+        try:
+            return Hardware(hw).name
+        except ValueError:
+            return f"memory {hw}"
+
+    def dtype(self, code: int) -> str:
+        try:
+            return dt.by_code(code).name
+        except KeyError:
+            return f"dtype {code}"
+
+
+def translate_fault(exc: Fault, core: CoreSpec, ctx: FaultContext) -> errors.KernelFault:
+    """The :class:`~npuemu.errors.KernelFault` a compiled instruction's fault stands for."""
+    code, loc_id, a, b, c = (list(exc.args) + [0] * 5)[:5]
+    cls, render = FAULTS.get(int(code), (errors.KernelFault, lambda a, b, c, env: f"fault code {code}"))
+    loc = ctx.locs[loc_id] if 0 <= loc_id < len(ctx.locs) else None
+    return cls(render(int(a), int(b), int(c), ctx), kernel=ctx.kernel, core=core.label, loc=loc)
+
+
+def raise_fault(exc: BaseException, core: CoreSpec, ctx: FaultContext) -> None:
+    """Re-raise what stopped ``core`` as an npuemu error."""
+    if isinstance(exc, Fault):
+        raise translate_fault(exc, core, ctx) from None
+    if isinstance(exc, errors.NpuemuError):
+        raise exc
+    # e.g. ZeroDivisionError in the kernel's own arithmetic
+    raise errors.KernelFault(f"{type(exc).__name__}: {exc}", kernel=ctx.kernel, core=core.label,
+                             rule="runtime error") from exc
+
+
+__all__ = ["FaultContext", "translate_fault", "raise_fault"]
