@@ -221,6 +221,23 @@ def test_cube_tiling_checks_wrap_the_framework_checker():
     assert not any("legality] usedCoreNum" in m for m in found)         # reported once, as coverage
 
 
+def test_cube_tiling_checks_fail_loudly_without_the_checker(monkeypatch):
+    """No checker to import must be an error, never an empty (passing) list of violations."""
+    from npuemu.errors import NpuemuError
+    from npuemu.host.run import make_context
+    from npuemu.testing import check_cube_tiling
+    from npuemu.tiling.matmul import matmul_tiling
+    p = get_platform("Ascend910B1")
+    ctx = make_context([np.zeros((64, 32), np.float16), np.zeros((32, 48), np.float16)],
+                       [np.zeros((64, 48), np.float32)], platform=p)
+    t = matmul_tiling(ctx).tiling_data
+    t.baseM = 120                                                          # illegal: not a multiple of 16
+    monkeypatch.setitem(sys.modules, "npuemu.tiling.matmul", None)         # the checker cannot be imported
+    with pytest.raises(NpuemuError, match="npuemu.tiling.matmul.check_tcube_tiling"):
+        check_cube_tiling(t, p)
+    assert [v.invariant for v in check_cube_tiling(t, p, check=lambda t, p: ["too big"])] == ["TCubeTiling legality"]
+
+
 # ------------------------------------------------------------------------------------ comparing
 
 

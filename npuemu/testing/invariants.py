@@ -44,6 +44,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
+from ..errors import NpuemuError
+
 __all__ = [
     "BlockWork", "TilingPlan", "Violation", "TilingInvariantError",
     "check_plan", "assert_plan", "check_tiling", "assert_tiling", "describe_context",
@@ -581,11 +583,9 @@ def _get(obj: Any, *names: str) -> Any:
 
 def _legality_problems(tiling: Any, platform: Any, check: Callable[..., Any] | None,
                        options: dict[str, Any]) -> list[str]:
-    """Problems the framework's TCubeTiling checker reports, whatever form it reports them in."""
+    """Problems the TCubeTiling checker reports, whatever form it reports them in."""
     if check is None:
         check = _framework_checker()
-        if check is None:
-            return []
     try:
         found = check(tiling, platform, **options)
     except AssertionError as exc:               # a checker that raises instead of returning
@@ -601,16 +601,15 @@ def _legality_problems(tiling: Any, platform: Any, check: Callable[..., Any] | N
     return [str(p) for p in found]
 
 
-def _framework_checker() -> Callable[..., Any] | None:
-    for module in ("npuemu.tiling.matmul", "npuemu.host.matmul_tiling"):
-        try:
-            mod = __import__(module, fromlist=["check_tcube_tiling"])
-        except ImportError:
-            continue
-        fn = getattr(mod, "check_tcube_tiling", None)
-        if fn is not None:
-            return fn
-    return None
+def _framework_checker() -> Callable[..., Any]:
+    """``npuemu.tiling.matmul.check_tcube_tiling``; without it no tiling could be judged, so that is an error."""
+    try:
+        from ..tiling.matmul import check_tcube_tiling
+    except ImportError as exc:
+        raise NpuemuError(f"check_cube_tiling needs the TCubeTiling checker npuemu.tiling.matmul."
+                          f"check_tcube_tiling, which cannot be imported ({exc}); pass check= to use "
+                          f"another checker") from exc
+    return check_tcube_tiling
 
 
 def check_block_schedule(m: int, n: int, tile_m: int, tile_n: int, block_dim: int,
