@@ -23,6 +23,17 @@ class PlatformError(NpuemuError):
     """An unknown or inconsistent SoC platform profile."""
 
 
+class NotInKernelError(NpuemuError):
+    """A kernel-language builtin (``asc.add``, ``asc.TPipe``, ...) was called outside an ``@asc.jit`` function."""
+
+
+class TilingError(NpuemuError, ValueError):
+    """A tiling function cannot tile its inputs, or returned a result no launch can use.
+
+    Also a :class:`ValueError`: the inputs are what a tiling function rejects.
+    """
+
+
 # --------------------------------------------------------------------------- compile time
 
 

@@ -18,17 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..errors import NpuemuError
+from ..errors import TilingError
 from ..language.struct import Struct
 from ..runtime.platform import Platform
 
 TILING_DATA_CAPACITY = 4096        # bytes (CANN UTs; UNCONFIRMED as a universal maximum)
 MAX_BLOCK_DIM = 65535              # numBlocks of one launch
 MAX_TILING_KEY = (1 << 64) - 1     # SetTilingKey takes a uint64
-
-
-class TilingError(NpuemuError, ValueError):
-    """A tiling function cannot tile its inputs, or returned a result no launch can use."""
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,9 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, TypeVar
 
-from ..errors import NpuemuError
+from ..errors import NotInKernelError
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class NotInKernelError(NpuemuError):
-    """A kernel-language builtin was called outside a ``@asc.jit`` function."""
 
 
 def builtin(fn: F) -> F:
