@@ -29,7 +29,7 @@ from npuemu.kernels._cube import ceil_div, core_block, launch_matmul, matmul_blo
 from npuemu.kernels._stream import from_float, global_slice, load_tile, store_tile, to_float
 from npuemu.kernels.gelu import SQRT_2_OVER_PI_X2, CUBIC, gelu_tile
 from npuemu.kernels.leaky_relu import leaky_relu_tile
-from npuemu.runtime.platform import get_platform
+from npuemu.platform import get_platform
 from npuemu.tiling.matmul import TCubeTiling
 
 DTYPES = ("float16", "bfloat16", "float32")

@@ -31,7 +31,7 @@ _PLATFORM_COLUMNS = (
 
 
 def _platforms(args: argparse.Namespace) -> int:
-    from .runtime.platform import get_platform, platforms
+    from .platform import get_platform, platforms
     if args.name:
         _platform_detail(get_platform(args.name))
         return 0
@@ -48,7 +48,7 @@ def _platforms(args: argparse.Namespace) -> int:
 
 def _platform_detail(p) -> None:
     import dataclasses
-    from .runtime.profiles import SOURCES
+    from .profiles import SOURCES
     print(f"{p.name}  (UNCONFIRMED: no CANN platform file or official document confirms the value)")
     keys = dict(p.sources)
     used = []

@@ -40,7 +40,7 @@ def run_demo(platform: str | None = None, kernels: list[str] | None = None, scal
              repeat: int = 3, out: TextIO = sys.stdout) -> list[DemoRow]:
     """Run the demo; returns one row per (kernel, dtype).  ``scale`` shrinks or grows the shapes."""
     from .kernels.catalog import KERNELS, compare
-    from .runtime.platform import get_platform
+    from .platform import get_platform
 
     plat = get_platform(platform)
     chosen = [k for k in KERNELS if not kernels or k.name in kernels]

@@ -6,7 +6,7 @@ parameter may not share a name with an option (as in pyasc).  Environment
 variables set the defaults: ``NPUEMU_DEBUG=1`` runs kernels as plain Python,
 ``NPUEMU_CHECK=off|default|full`` picks the checking level and
 ``NPUEMU_PLATFORM`` the SoC profile (read when a launch names no platform, see
-:func:`npuemu.runtime.platform.default_platform`).
+:func:`npuemu.platform.default_platform`).
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ class Options:
     kernel_type: which cores run (``KernelType``); default AIV_ONLY (AIC_ONLY with matmul_cube_only).
     debug: run the generated code in CPython instead of Numba, so ``print``/``pdb`` work.
     check: ``off`` | ``default`` | ``full`` (see docs/checks.md); bounds are checked at every level.
-    platform: SoC profile name or :class:`~npuemu.runtime.platform.Platform`; None: the default platform.
+    platform: SoC profile name or :class:`~npuemu.platform.Platform`; None: the default platform.
     matmul_cube_only: pyasc's switch for cube-only kernels.
     tiling_key: the launch's tiling key (``asc.tiling_key_is``); None: no key.
     """

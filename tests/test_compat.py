@@ -21,7 +21,7 @@ import npuemu.asc as kasc
 from npuemu.compat import pyasc as compat
 from npuemu.errors import CapacityError, NpuemuError, UnknownAPIError
 from npuemu.language.enums import KernelType
-from npuemu.runtime.platform import Platform, default_platform, get_platform
+from npuemu.platform import Platform, default_platform, get_platform
 
 SCRIPTS = Path(__file__).resolve().parent / "pyasc_scripts"
 

@@ -16,7 +16,7 @@ from npuemu.isa import cube_move as cm
 from npuemu.isa.fault import Fault
 from npuemu.language.enums import Hardware
 from npuemu.runtime.cores import AIC, AIV, CoreSpec, new_core_state
-from npuemu.runtime.platform import default_platform
+from npuemu.platform import default_platform
 from npuemu.isa import state as S
 
 AIC_K = asc.KernelType.AIC_ONLY

@@ -26,7 +26,7 @@ from npuemu import errors
 from npuemu.isa import dcache, hb, tensor
 from npuemu.isa import state as S
 from npuemu.isa.fault import Fault
-from npuemu.runtime.platform import Platform, get_platform
+from npuemu.platform import Platform, get_platform
 
 PLATFORM = get_platform("Ascend910B1")
 SBITS, WAYS, LBITS = dcache.geometry(PLATFORM)

@@ -40,7 +40,7 @@ def test_debug_mode_gives_identical_results(kernel, rng):
 def test_kernels_use_many_cores_and_small_platforms(rng):
     """Tiling follows the platform: a custom part with 7 cores and a 64 KiB UB still gets exact results."""
     from npuemu.kernels import add
-    from npuemu.runtime.platform import Platform
+    from npuemu.platform import Platform
     small = Platform.custom("tiny-7core", aiv_count=7, ub_size=64 * 1024)
     x = rng.standard_normal(100_003).astype(np.float32)
     y = rng.standard_normal(100_003).astype(np.float32)

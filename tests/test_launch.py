@@ -270,7 +270,7 @@ def test_kernel_with_nothing_to_do_at_run_time(mode):
 
 
 def test_platform_option_sets_the_memory_sizes():
-    from npuemu.runtime.platform import Platform
+    from npuemu.platform import Platform
 
     small = Platform.custom("test-small-ub", ub_size=96 * 1024)
     x = np.zeros(8, np.float32)

@@ -15,7 +15,7 @@ import pytest
 from npuemu.kernels import linear, matmul, matmul_int8, matmul_queue
 from npuemu.kernels._host import to_dtype
 from npuemu.kernels.catalog import BY_NAME, compare, matmul_dims
-from npuemu.runtime.platform import Platform
+from npuemu.platform import Platform
 from npuemu.tiling.matmul import base_tiles, core_block, matmul_tiling
 from npuemu.host.run import make_context
 

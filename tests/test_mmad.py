@@ -351,7 +351,7 @@ def test_hf32_mode_rounds_float32_inputs(away, rng):
     from npuemu.isa import mmad as mm_isa
     from npuemu.language.enums import Hardware
     from npuemu.runtime.cores import AIC as AIC_CORE, CoreSpec, new_core_state
-    from npuemu.runtime.platform import default_platform
+    from npuemu.platform import default_platform
     from npuemu.isa import state as S
     st, lm = new_core_state(CoreSpec(AIC_CORE, 0, 1), default_platform())
     a = (1 + rng.random((16, 8))).astype(np.float32)

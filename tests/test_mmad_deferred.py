@@ -19,7 +19,7 @@ from npuemu.isa import mmad as mm_isa
 from npuemu.isa import state as S
 from npuemu.language.enums import Hardware
 from npuemu.runtime.cores import AIC as AIC_CORE, CoreSpec, cube_scratch_bytes, new_core_state
-from npuemu.runtime.platform import default_platform
+from npuemu.platform import default_platform
 
 from cube_helpers import hf32_ref
 

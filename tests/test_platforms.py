@@ -15,7 +15,7 @@ from npuemu import cli
 from npuemu.errors import CapacityError, PlatformError
 from npuemu.host import CoreMemType, PlatformAscendC
 from npuemu.runtime import profiles
-from npuemu.runtime.platform import DEFAULT_PLATFORM, Platform, default_platform, get_platform, platforms
+from npuemu.platform import DEFAULT_PLATFORM, Platform, default_platform, get_platform, platforms
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 A2 = ("Ascend910B1", "Ascend910B2", "Ascend910B3", "Ascend910B4")

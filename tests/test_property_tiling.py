@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from npuemu.asc import Field, KnownTypes, Struct
 from npuemu.host.tiling import TensorDesc, TilingContext, TilingError, TilingResult
 from npuemu.kernels.catalog import KERNELS
-from npuemu.runtime.platform import Platform, get_platform
+from npuemu.platform import Platform, get_platform
 from npuemu.testing import (BlockWork, TilingInvariantError, TilingPlan, assert_tiling, check_monotonic, profiles,
                             tile_loop)
 from npuemu.testing import strategies as nst

@@ -13,7 +13,7 @@ from npuemu import errors
 from npuemu.isa import cross_core as X
 from npuemu.runtime import scheduler
 from npuemu.runtime.cores import AIC, AIV, CoreSpec, Residency, core_plan, residency
-from npuemu.runtime.platform import get_platform
+from npuemu.platform import get_platform
 from npuemu.language.enums import KernelType
 
 # ---------------------------------------------------------------------------- with stand-in cores

@@ -13,7 +13,7 @@ from npuemu.isa import mmad as mm_isa
 from npuemu.isa import state as S
 from npuemu.runtime import sgemm
 from npuemu.runtime.cores import AIC, AIV, CoreSpec, new_core_state
-from npuemu.runtime.platform import default_platform
+from npuemu.platform import default_platform
 
 
 def _state(direct: bool) -> np.ndarray:

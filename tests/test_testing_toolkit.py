@@ -18,7 +18,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import npuemu.asc as asc
-from npuemu.runtime.platform import Platform, get_platform
+from npuemu.platform import Platform, get_platform
 from npuemu.testing import (BlockWork, KernelMismatchError, TilingInvariantError, TilingPlan, Tolerance,
                             assert_arrays_match, assert_kernel_matches, assert_plan, check_block_schedule,
                             check_deterministic, check_monotonic, check_plan, compare_arrays, plan_from_block_factor,
@@ -436,7 +436,7 @@ def test_settings_follow_the_selected_profile(monkeypatch):
 def isolated(pytester, monkeypatch):
     """pytester runs in this process: keep its profile choice and platform selection from leaking out."""
     from hypothesis import settings
-    from npuemu.runtime import platform as platform_mod
+    from npuemu import platform as platform_mod
     monkeypatch.setattr(profiles, "_selected", profiles._selected)
     monkeypatch.setattr(platform_mod, "_selected", platform_mod._selected)
     monkeypatch.delenv(profiles.ENV, raising=False)
@@ -448,7 +448,7 @@ def isolated(pytester, monkeypatch):
 
 def test_platform_fixture_default_one_and_all(isolated):
     isolated.makepyfile("""
-        from npuemu.runtime.platform import default_platform
+        from npuemu.platform import default_platform
 
         def test_platform(npuemu_platform):
             assert default_platform() is npuemu_platform     # launches without platform= use it

@@ -12,7 +12,7 @@ from npuemu.host.tiling_cache import launch_key
 from npuemu.kernels.catalog import KERNELS, compare
 from npuemu.language.struct import ArrayField, Field, Struct
 from npuemu.options import Options
-from npuemu.runtime.platform import Platform, get_platform
+from npuemu.platform import Platform, get_platform
 from npuemu.tiling.elementwise import (AddExampleTilingData, ElementwiseTiling, add_example_tiling,
                                        elementwise_tiling, tail_core_split, tail_tile_split)
 from npuemu.tiling.matmul import MatmulConfig, TCubeTiling, check_tcube_tiling, matmul_tiling

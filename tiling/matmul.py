@@ -45,7 +45,7 @@ from typing import Any
 from npuemu.asc import Field, KnownTypes, Struct
 from npuemu.host.tiling import TilingContext, TilingError, TilingResult
 from npuemu.language import dtype as dt
-from npuemu.runtime.platform import Platform
+from npuemu.platform import Platform
 
 _I32 = KnownTypes.int32
 FRACTAL = 16                      # M and N granularity of the cube (16 x 16 fractals)

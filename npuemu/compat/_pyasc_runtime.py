@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import LaunchError
 from ..language.enums import KernelType
-from ..runtime import platform as _platform
+from .. import platform as _platform
 
 __all__ = ["Backend", "Platform", "KernelType", "set_platform", "Stream", "RuntimeState", "state",
            "reset_state"]
@@ -85,7 +85,7 @@ def set_platform(backend: Backend | str, soc_version: Platform | str | None = No
     """Select the backend and the SoC version of later launches (``config.set_platform``).
 
     Both backends run on the emulator.  ``soc_version`` selects the npuemu
-    profile of that name (a custom :class:`npuemu.runtime.platform.Platform` is
+    profile of that name (a custom :class:`npuemu.platform.Platform` is
     accepted too); without it, launches use ``$NPUEMU_PLATFORM`` or
     Ascend910B1.  ``check`` is accepted for compatibility: the emulator is
     always available.

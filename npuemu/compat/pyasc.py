@@ -29,7 +29,7 @@ import types
 from typing import Any, Sequence
 
 from ..errors import NpuemuError
-from ..runtime import platform as _platform
+from .. import platform as _platform
 from . import _pyasc_runtime as _rt
 
 __all__ = ["install", "Installation", "run_path", "run_module", "main", "PyascCompatError",

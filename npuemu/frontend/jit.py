@@ -21,7 +21,7 @@ from ..errors import KernelCompileError, LaunchError, SourceLoc, UnsupportedSynt
 from ..language.struct import Struct
 from ..options import OPTION_NAMES, Options, from_environment
 from ..runtime.args import ArgKind, classify
-from ..runtime.platform import Platform, get_platform
+from ..platform import Platform, get_platform
 from . import rules  # noqa: F401 - registers the lowering rules
 from .lower import Lowerer, _is_constexpr
 from .source import parse_function

@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 import logging
 
-from ..runtime.platform import Platform, get_platform
+from ..platform import Platform, get_platform
 
 log = logging.getLogger("npuemu.host")
 

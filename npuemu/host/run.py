@@ -26,7 +26,7 @@ from ..language import dtype as dt
 from ..language.enums import KernelType
 from ..options import from_environment
 from ..runtime.args import as_array, gm_buffer
-from ..runtime.platform import Platform, get_platform
+from ..platform import Platform, get_platform
 from .tiling import TensorDesc, TilingContext, TilingFunction, TilingResult
 from .tiling_cache import TilingCache, default_cache
 

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from ..errors import TilingError
 from ..language.struct import Struct
-from ..runtime.platform import Platform
+from ..platform import Platform
 
 TILING_DATA_CAPACITY = 4096        # bytes (CANN UTs; UNCONFIRMED as a universal maximum)
 MAX_BLOCK_DIM = 65535              # numBlocks of one launch

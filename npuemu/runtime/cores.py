@@ -9,7 +9,7 @@ import numpy as np
 
 from ..isa import state as S
 from ..language.enums import Hardware, KernelType
-from .platform import Platform
+from ..platform import Platform
 from .sgemm import sgemm_address
 
 AIV, AIC = 0, 1

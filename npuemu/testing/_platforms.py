@@ -5,8 +5,8 @@ from __future__ import annotations
 def builtin_names() -> list[str]:
     """Names of the profiles npuemu ships, in their documented order (stable across processes)."""
     try:
-        from ..runtime.profiles import PROFILES
+        from ..profiles import PROFILES
     except ImportError:          # an npuemu without the profile tables: every registered Ascend part
-        from ..runtime.platform import platforms
+        from ..platform import platforms
         return [p.name for p in platforms() if p.name.startswith("Ascend")]
     return list(PROFILES)

@@ -2,7 +2,7 @@
 
 Fixtures:
 
-- ``npuemu_platform``: the :class:`~npuemu.runtime.platform.Platform` to test
+- ``npuemu_platform``: the :class:`~npuemu.platform.Platform` to test
   on, also made the default platform of launches during the test.  It is the
   default profile, ``--npuemu-platform=NAME``, or, with
   ``--npuemu-all-platforms``, every built-in profile in turn (the test is
@@ -101,7 +101,7 @@ def _argnames(mark: pytest.Mark) -> list[str]:
 @pytest.fixture
 def npuemu_platform(request: pytest.FixtureRequest) -> Iterator[Any]:
     """The SoC profile of this test; launches that name no platform use it too."""
-    from ..runtime.platform import default_platform, get_platform, set_default_platform
+    from ..platform import default_platform, get_platform, set_default_platform
     name = getattr(request, "param", None) or request.config.getoption("--npuemu-platform")
     platform = get_platform(name) if name else default_platform()
     previous = set_default_platform(platform)

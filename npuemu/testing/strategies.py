@@ -25,7 +25,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the test
 
 from ..host.tiling import TensorDesc, TilingContext
 from . import profiles
-from ..runtime.platform import KIB, Platform, get_platform
+from ..platform import KIB, Platform, get_platform
 from ._platforms import builtin_names
 
 __all__ = [

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from npuemu.errors import DeadlockError
-from npuemu.runtime.platform import get_platform
+from npuemu.platform import get_platform
 
 from .cross_core_kernels import run_reduce
 

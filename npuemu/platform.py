@@ -1,6 +1,6 @@
 """SoC platform profiles: core counts, on-chip memory sizes, clock and rates.
 
-The built-in profiles are data (``runtime/profiles.py``): one table per SoC,
+The built-in profiles are data (``npuemu/profiles.py``): one table per SoC,
 every value with its source, values the sources could not confirm listed in
 ``Platform.unconfirmed`` (see docs/platforms.md).  A user can define a custom
 profile with :func:`Platform.custom` and launch on it; the tiling functions,
@@ -17,8 +17,8 @@ import functools
 import os
 from dataclasses import dataclass, field
 
-from ..errors import PlatformError
-from ..language.enums import Hardware
+from .errors import PlatformError
+from .language.enums import Hardware
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -48,7 +48,7 @@ class Platform:
     dcache_line: int = 64
     dcache_ways: int = 4
     unconfirmed: tuple[str, ...] = field(default=())
-    # beyond sizes: memories, rates and throughputs (sources in runtime/profiles.py)
+    # beyond sizes: memories, rates and throughputs (sources in npuemu/profiles.py)
     l2_size: int = 192 * MIB
     hbm_size: int = 64 * GIB
     hbm_bandwidth_gbps: float = 1600.0          # GB/s per die
@@ -79,7 +79,7 @@ class Platform:
         return self.ddr_rate * self.aic_count * self.cube_freq_mhz / 1e3
 
     def source(self, name: str) -> str:
-        """Where the value of field ``name`` comes from (text of ``runtime.profiles.SOURCES``)."""
+        """Where the value of field ``name`` comes from (text of ``npuemu.profiles.SOURCES``)."""
         from .profiles import SOURCES
         key = dict(self.sources).get(name)
         if key is None:
@@ -176,7 +176,7 @@ def set_default_platform(name: "str | Platform | None") -> "str | Platform | Non
 
 
 def _builtin_profiles() -> None:
-    """Register the profiles of ``runtime/profiles.py``."""
+    """Register the profiles of ``npuemu/profiles.py``."""
     from .profiles import PROFILES, profile_fields
     for name in PROFILES:
         values, sources, unconfirmed = profile_fields(name)

@@ -1,6 +1,6 @@
 """The built-in SoC profiles as data: one table per SoC, every value with its source.
 
-Each profile maps a :class:`~npuemu.runtime.platform.Platform` field to an
+Each profile maps a :class:`~npuemu.platform.Platform` field to an
 ``(value, source, confirmed)`` entry.  ``source`` is a key of :data:`SOURCES`;
 ``confirmed`` is False for values that were inferred, taken from a third-party
 simulator or cost model rather than a CANN platform file, or assumed equal to
