@@ -6,7 +6,7 @@ import pytest
 
 import npuemu.asc as asc
 from npuemu import errors
-from npuemu.frontend.rules.debug import DumpSite
+from npuemu.binary.facts import DumpSite
 from npuemu.isa import state
 from npuemu.runtime import debuglog
 

@@ -79,7 +79,9 @@ class Lowerer:
         self.scopes: list[Scope] = []
         self.runtime_vars: dict[str, str] = {}   # storage name -> initial value expression
         self.counters: dict[str, int] = {}
-        self.flags: dict[str, Any] = {}          # per-kernel facts rules share (TPipe created, ...)
+        from .facts import FlagsView, LoweringFacts
+        self.facts = LoweringFacts(kernel_type=options.resolved_kernel_type)   # what rules learn (see facts.py)
+        self.flags = FlagsView(self.facts)       # the facts under the keys of the former flags dict
         self._inline_count = 0
         self._namespaces: dict[int, dict[str, Any]] = {}
         self._stmt_node: ast.AST | None = None
@@ -178,7 +180,7 @@ class Lowerer:
         value (the wait's source-location id + 1) tells the scheduler where the
         core waits.  Any kernel containing a wait compiles as a generator.
         """
-        self.flags["blocking"] = True
+        self.facts.blocking = True
         with self.em.block(f"while not ({ready}):"):
             self.emit(f"yield np.int64({self.loc_id(node) + 1})")
 

@@ -58,7 +58,7 @@ def _arrays(lw) -> list[str]:
 
 def flush_at_kernel_end(lw) -> None:
     """Append, once, the whole-DCache clean-and-invalidate the compiler puts at the end of a kernel."""
-    lw.flags["dcache"] = True        # at check level full the launch runs its cores one at a time
+    lw.facts.dcache = True        # at check level full the launch runs its cores one at a time
     args = ", ".join([*_arrays(lw), geometry_arg(lw)])
     lw.at_kernel_end(f"{lw.isa('dcache', _checked(lw, 'flush_at_end'))}({args})")
 
@@ -137,7 +137,7 @@ def _data_cache_clean_and_invalid(lw, call: Call) -> None:
     else:                                              # the line holding the tensor's first element
         emit_isa_plain(lw, "dcache", _checked(lw, "clean_invalidate_line"),
                        [*_arrays(lw), plain_int(g.code[0]), plain_int(g.code[1]), geometry_arg(lw)], call.node)
-    lw.flags["dcache"] = True
+    lw.facts.dcache = True
 
 
 @rule(lang.icache_preload)

@@ -279,9 +279,9 @@ def _scalar_access(lw, t: Value, idx: str, kind: int, node) -> None:
 
 @rule(lang.TPipe)
 def _tpipe(lw, call: Call) -> Value:
-    if lw.flags.get("tpipe"):
+    if lw.facts.tpipe:
         lw.fail("a kernel may create only one TPipe", call.node, UnsupportedSyntaxError)
-    lw.flags["tpipe"] = True
+    lw.facts.tpipe = True
     return Value(TPipeT())
 
 
@@ -301,7 +301,7 @@ def _tque(lw, call: Call) -> Value:
     qid = lw.count("queue")
     if qid >= S.MAX_QUEUES:
         lw.fail(f"a kernel may create at most {S.MAX_QUEUES} queues", call.node, UnsupportedSyntaxError)
-    lw.flags.setdefault("queue_pipes", {})[qid] = queue_pipes(pos, pos)
+    lw.facts.queue_pipes[qid] = queue_pipes(pos, pos)
     return Value(TQueT(qid, pos, pos, depth))
 
 
@@ -316,7 +316,7 @@ def _tque_bind(lw, call: Call) -> Value:
     # the buffer lives in the producer's memory unless that is GM (e.g. GM->VECIN binds)
     home = dst if src == TPosition.GM else src
     memory_of(lw, home, call.node)
-    lw.flags.setdefault("queue_pipes", {})[qid] = queue_pipes(src, dst)
+    lw.facts.queue_pipes[qid] = queue_pipes(src, dst)
     return Value(TQueT(qid, home, dst, depth))
 
 
@@ -438,7 +438,7 @@ def _queue_takes_tensor(lw, call: Call, fn: str) -> None:
 
 def _pipes(lw, q: Value) -> tuple[int, int]:
     """(producer, consumer) pipes of a queue (see isa/queue.py)."""
-    return lw.flags["queue_pipes"][q.type.qid]
+    return lw.facts.queue_pipes[q.type.qid]
 
 
 @method(TQueT, "enque")

@@ -37,8 +37,8 @@ SET_PIPES = (PipeID.PIPE_V, PipeID.PIPE_M, PipeID.PIPE_MTE1, PipeID.PIPE_MTE2, P
 
 def _system(lw) -> str:
     """The system GM region (the last one), which holds the cross-core state; marks the kernel."""
-    lw.flags["cross_core"] = True
-    lw.flags["blocking"] = True     # cores share that state: run them one at a time
+    lw.facts.cross_core = True
+    lw.facts.blocking = True     # cores share that state: run them one at a time
     return "_gm[len(_gm) - 1]"
 
 
@@ -66,7 +66,7 @@ def _pipe(lw, call: Call, v: Value) -> PipeID:
 
 
 def _kernel_type(lw, call: Call, allowed: tuple[KernelType, ...], what: str) -> None:
-    kt = lw.flags["kernel_type"]
+    kt = lw.facts.kernel_type
     if kt not in allowed:
         names = ", ".join(k.name for k in allowed)
         lw.type_error(f"{what} needs kernel_type {names}; this kernel is {kt.name}, whose launch does not start "

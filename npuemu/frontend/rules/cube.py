@@ -52,7 +52,7 @@ INIT_TYPES = (dt.float16, dt.int16, dt.uint16, dt.bfloat16, dt.float32, dt.int32
 
 
 def _aic(lw, call: Call) -> None:
-    kt = lw.flags.get("kernel_type")
+    kt = lw.facts.kernel_type
     if kt in AIV_TYPES:
         lw.type_error(f"{call.name} is a cube instruction and this kernel is {kt.name}, which runs only AIV "
                       f"(vector) cores; use @asc.jit(kernel_type=asc.KernelType.AIC_ONLY) or a MIX type",
@@ -341,7 +341,7 @@ def _mmad_params(lw, call: Call) -> Value:
 @rule(lang.mmad)
 def _mmad(lw, call: Call) -> None:
     _aic(lw, call)
-    lw.flags["blas"] = True          # the launch keeps BLAS to one thread per core thread
+    lw.facts.blas = True          # the launch keeps BLAS to one thread per core thread
     rest = list(call.args[3:])
     kw = dict(call.kwargs)
     if len(call.args) < 3:

@@ -2,15 +2,16 @@
 
 Everything constant about a call (the format string, the kinds of its
 arguments, a dump's dtype, memory and shape) goes into a per-kernel table in
-``lw.flags`` (``printf_formats``, ``dump_sites``) that the launcher hands to
+``lw.facts`` (``printf_formats``, ``dump_sites``) that the launcher hands to
 the host-side printer; the generated code only logs the site's index and the
 run-time numbers.
 """
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any
 
+from ...binary.facts import Conversion, DumpSite, PrintfFormat
 from ...isa import debug as isa
 from ...isa import hb
 from ...isa import state as S
@@ -26,26 +27,6 @@ _SPEC = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\d+|\*)?(?:\.(?P<prec>\d*|\*)
                    r"(?P<length>hh|h|ll|l|j|z|t|L)?(?P<conv>.?)", re.S)
 SUPPORTED = "diuxfsp"
 _DUMP_MEMORIES = (Hardware.UB, Hardware.L1, Hardware.L0C)
-
-
-class Conversion(NamedTuple):
-    """One ``%`` conversion of a printf format: ``spec`` is the Python ``%`` spec that prints it."""
-
-    conv: str          # d i u x f p (s is resolved at compile time)
-    spec: str
-
-
-class PrintfFormat(NamedTuple):
-    """A printf site: literal text and conversions, in order."""
-
-    pieces: tuple[Any, ...]      # str or Conversion
-    source: str                  # the format as written, for messages
-
-
-class DumpSite(NamedTuple):
-    dtype: str                   # npuemu dtype name
-    position: str                # UB, L1, L0C or GM
-    shape: tuple[int, ...] | None
 
 
 def _unescape(text: str) -> str:
@@ -96,9 +77,9 @@ def _printf(lw, call: Call) -> None:
             pieces.append(p)
         else:
             pieces.append(_conversion(lw, call, p, args.pop(0), logged))
-    formats = lw.flags.setdefault("printf_formats", [])
+    formats = lw.facts.printf_formats
     formats.append(PrintfFormat(tuple(_merge(pieces)), fmt_v.const))
-    lw.flags["uses_log"] = True
+    lw.facts.uses_log = True
     cursor = lw.new_var("logp")
     begin = ["_st", "_log", str(len(formats) - 1), str(len(logged))]
     lw.emit(f"{cursor} = " + call_isa_plain(lw, "debug", "printf_begin", begin, call.node))
@@ -196,7 +177,7 @@ def _shape(lw, call: Call, v: Value) -> tuple[int, ...] | None:
 
 
 def _dump_site(lw, dtype: str, position: str, shape: tuple[int, ...] | None) -> int:
-    sites = lw.flags.setdefault("dump_sites", [])
+    sites = lw.facts.dump_sites
     sites.append(DumpSite(dtype, position, shape))
-    lw.flags["uses_log"] = True
+    lw.facts.uses_log = True
     return len(sites) - 1

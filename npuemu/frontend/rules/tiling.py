@@ -3,7 +3,7 @@
 ``tiling_key_is(k)`` folds to a constant: true exactly when ``k`` is the
 launch's tiling key (``Options.tiling_key``), so an ``if`` on it keeps only
 the branch of that key.  Every key tested is recorded in
-``lw.flags["tiling_keys"]``; ``jit`` uses the set to check launches and to
+``lw.facts.tiling_keys``; ``jit`` uses the set to check launches and to
 share one binary between keys of kernels that test none.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ def _tiling_key_is(lw, call: Call) -> Value:
     key = int(k.const)
     if not 0 <= key <= MAX_TILING_KEY:
         lw.type_error(f"tiling keys are non-negative 64-bit integers, got {key}", call.node)
-    lw.flags.setdefault("tiling_keys", set()).add(key)
+    lw.facts.tiling_keys.add(key)
     return const(getattr(lw.options, "tiling_key", None) == key)
 
 
