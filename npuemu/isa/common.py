@@ -11,7 +11,6 @@ from .. import errors
 from .fault import Fault, register
 
 BLOCK = 32                     # bytes in a DataBlock
-REPEAT_BYTES = 256             # bytes per operand per vector repeat (8 blocks)
 
 # common fault codes
 F_ALIGN = 1

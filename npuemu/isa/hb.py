@@ -363,13 +363,6 @@ def hazard(write: int, other_write: int) -> str:
     return ("RR", "RAW", "WAR", "WAW")[2 * bool(write) + bool(other_write)]
 
 
-def pack_detail(pipe: int, write: int, other: int, other_write: int, where: int, other_loc: int,
-                other_core: int = 0) -> int:
-    """The third fault argument of a race: both pipes and kinds, the memory/region and the other side."""
-    return (pipe | write << 3 | other << 4 | other_write << 7 | where << 8 | other_core << 16
-            | (other_loc & LOC_MASK) << 32)
-
-
 @njit(cache=True, inline="always")
 def _detail(pipe, write, other, other_write, where, other_loc, other_core):
     return (pipe | write << 3 | other << 4 | other_write << 7 | where << 8 | other_core << 16

@@ -99,7 +99,6 @@ register({
                  lambda a, b, c, env: f"set_vector_mask length {a} is negative"),
 })
 
-U64 = np.uint64
 ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 

@@ -418,10 +418,6 @@ class Struct:
                 out.append((prefix + (name,), f.dtype))
         return out
 
-    def flat_values(self) -> list[Any]:
-        """Field values in the order of :meth:`flat_fields`."""
-        return [self.value_at(path) for path, _ in self.flat_fields()]
-
     def __repr__(self) -> str:
         parts = []
         for n, f in self._struct_fields_:
