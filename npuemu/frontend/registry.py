@@ -128,3 +128,8 @@ class Call:
                 if d is not _MISSING:
                     out[n] = const(d)
         return out
+
+
+# Registering the rules needs only this module: they import it, never the lowerer, so the table is
+# complete whichever of this module, ``lower`` or a rules module is imported first.
+from . import rules  # noqa: E402,F401
