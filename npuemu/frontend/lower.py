@@ -138,6 +138,34 @@ class Lowerer:
     def emit_isa(self, module: str, fn: str, args: list[str], node: ast.AST | None) -> None:
         self.emit(self.call_isa(module, fn, args, node))
 
+    def emit_if(self, condition: str) -> Any:
+        """A context manager: what is emitted inside it runs only when the expression ``condition`` holds."""
+        return self.em.block(f"if {condition}:")
+
+    def declare_runtime(self, name: str, init: str) -> str:
+        """Declare variable ``name``, set to the expression ``init`` once at the top of the kernel.
+
+        Declaring a name again keeps its first initialiser (rules declare what they use as they go).
+        """
+        self.runtime_vars.setdefault(name, init)
+        return name
+
+    def update_variable(self, name: str, new: Value) -> bool:
+        """Give variable ``name`` of the current scope the value ``new`` (a mutating method's receiver).
+
+        Runtime storage is updated in place, so every name sharing it (a helper's parameter and its
+        caller's variable) sees the change.  False if ``name`` is no runtime variable of the scope.
+        """
+        cur = self.scope.bindings.get(name)
+        if cur is None or cur.is_const:
+            return False
+        if cur.code and all(c in self.runtime_vars for c in cur.code):
+            self.emit(f"{', '.join(cur.code)} = {', '.join(new.code)}")
+            self.rebind_type(name, Value(new.type, code=cur.code))
+        else:
+            self.rebind_type(name, self.fresh_value(new, name))
+        return True
+
     def new_var(self, hint: str, kind: str = "int") -> str:
         """A fresh runtime variable, declared (initialised) at the top of the kernel."""
         name = self.em.tmp(hint)

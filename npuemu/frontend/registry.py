@@ -1,8 +1,9 @@
 """Lowering rules: how each kernel-language call becomes generated code.
 
 A rule is a function ``rule(lw, call) -> Value | None`` where ``lw`` is the
-:class:`~npuemu.frontend.lower.Lowerer` (emits code, reports errors) and
-``call`` is a :class:`Call` (the lowered arguments).  Rules are registered
+lowerer, seen through :class:`~npuemu.frontend.context.LoweringContext` (it
+emits code and reports errors), and ``call`` is a :class:`Call` (the lowered
+arguments).  Rules are registered
 against the language object they implement::
 
     @rule(lang.vec_binary.add)
@@ -23,10 +24,10 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from .types import KType, Value, const
 
 if TYPE_CHECKING:
-    from .lower import Lowerer
+    from .context import LoweringContext
 
-Rule = Callable[["Lowerer", "Call"], Optional[Value]]
-AttrRule = Callable[["Lowerer", Value, ast.AST], Value]
+Rule = Callable[["LoweringContext", "Call"], Optional[Value]]
+AttrRule = Callable[["LoweringContext", Value, ast.AST], Value]
 
 FUNC_RULES: dict[int, tuple[Any, Rule]] = {}
 METHOD_RULES: dict[tuple[type, str], Rule] = {}
@@ -92,7 +93,7 @@ class Call:
     recv_node: ast.AST | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def bind(self, lw: "Lowerer", spec: str) -> dict[str, Value]:
+    def bind(self, lw: LoweringContext, spec: str) -> dict[str, Value]:
         """Match arguments against ``spec``: ``"dst, src, count=?, mask=None"``.
 
         Parameters without a default are required; ``=?`` marks an optional

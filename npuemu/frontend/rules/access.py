@@ -2,7 +2,7 @@
 
 Every instruction rule tells the checker, before it emits the instruction,
 which pipe executes it and which bytes of which operand it reads or writes
-(:meth:`Lowerer.local_access` / :meth:`Lowerer.gm_access`).  Only a binary
+(``lw.local_access`` / ``lw.gm_access``).  Only a binary
 built for check level ``full`` gets the calls; the helpers here turn operands
 into the byte extents those calls take.
 
@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 
 from ...isa import hb
+from ..context import LoweringContext
 from ..types import Value
 from .common import plain_int
 
@@ -41,18 +42,18 @@ def tensor_bytes(t: Value) -> str:
     return f"({t.code[1]}) * {t.type.dtype.sizeof()}"
 
 
-def local(lw, pipe: int, t: Value, nbytes: str, kind: int, node: ast.AST | None) -> None:
+def local(lw: LoweringContext, pipe: int, t: Value, nbytes: str, kind: int, node: ast.AST | None) -> None:
     """``nbytes`` of LocalTensor ``t`` from its start (clamped to the tensor)."""
     if lw.full_check:
         lw.local_access(pipe, plain_int(t.code[0]), f"min({nbytes}, {tensor_bytes(t)})", kind, node)
 
 
-def local_count(lw, pipe: int, t: Value, count: str, kind: int, node: ast.AST | None) -> None:
+def local_count(lw: LoweringContext, pipe: int, t: Value, count: str, kind: int, node: ast.AST | None) -> None:
     """The first ``count`` elements of ``t``."""
     local(lw, pipe, t, f"({count}) * {t.type.dtype.sizeof()}", kind, node)
 
 
-def local_all(lw, pipe: int, t: Value, kind: int, node: ast.AST | None) -> None:
+def local_all(lw: LoweringContext, pipe: int, t: Value, kind: int, node: ast.AST | None) -> None:
     """All of ``t`` (an operand the instruction uses whole, or reaches data-dependently)."""
     local(lw, pipe, t, tensor_bytes(t), kind, node)
 
@@ -63,7 +64,7 @@ def _l0_args(l0: list[str]) -> list[str]:
     return ["_st", *flags, *(plain_int(a) for a in l0[2:5])]
 
 
-def level0(lw, pipe: int, t: Value, l0: list[str], blk: str, rep: str, kind: int, node: ast.AST | None,
+def level0(lw: LoweringContext, pipe: int, t: Value, l0: list[str], blk: str, rep: str, kind: int, node: ast.AST | None,
            lane_esize: int | None = None) -> None:
     """An operand of a level-0 instruction: ``l0`` is ``[is_set_mask, mask_is_bits, lo, hi, repeat]``.
 
@@ -78,13 +79,13 @@ def level0(lw, pipe: int, t: Value, l0: list[str], blk: str, rep: str, kind: int
     local(lw, pipe, t, nbytes, READ_SPAN if kind == READ else kind, node)
 
 
-def repeats_expr(lw, l0: list[str], lane_esize: int) -> str:
+def repeats_expr(lw: LoweringContext, l0: list[str], lane_esize: int) -> str:
     """The number of repeats a level-0 instruction runs, as an expression."""
     args = [*_l0_args(l0), plain_int(str(lane_esize))]
     return f"{lw.isa('checks', 'l0_repeats')}({', '.join(args)})"
 
 
-def local_strided(lw, pipe: int, t: Value, nbytes: str, step: str, count: str, kind: int,
+def local_strided(lw: LoweringContext, pipe: int, t: Value, nbytes: str, step: str, count: str, kind: int,
                   node: ast.AST | None) -> None:
     """``count`` blocks of ``nbytes`` bytes, ``step`` bytes apart, from the start of ``t``."""
     if lw.full_check:
@@ -93,13 +94,13 @@ def local_strided(lw, pipe: int, t: Value, nbytes: str, step: str, count: str, k
                      plain_int(count), str(kind)], node)
 
 
-def gm(lw, pipe: int, g: Value, nbytes: str, write: bool, node: ast.AST | None) -> None:
+def gm(lw: LoweringContext, pipe: int, g: Value, nbytes: str, write: bool, node: ast.AST | None) -> None:
     """``nbytes`` of GlobalTensor ``g`` from its start."""
     if lw.full_check:
         lw.gm_access(pipe, plain_int(g.code[0]), plain_int(g.code[1]), plain_int(nbytes), int(write), node)
 
 
-def gm_strided(lw, pipe: int, g: Value, nbytes: str, step: str, count: str, write: bool,
+def gm_strided(lw: LoweringContext, pipe: int, g: Value, nbytes: str, step: str, count: str, write: bool,
                node: ast.AST | None) -> None:
     """``count`` blocks of ``nbytes`` bytes, ``step`` bytes apart, from the start of ``g``."""
     if lw.full_check:

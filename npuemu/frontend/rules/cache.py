@@ -17,8 +17,9 @@ from ...isa import dcache
 from ...language import cache as lang
 from ...language.enums import CacheLine, DcciDst
 from ..registry import Call, rule
+from ..context import LoweringContext
 from ..types import Value, scalar
-from .common import call_isa_plain, emit_isa_plain, global_tensor, plain_int
+from .common import global_tensor, plain_int
 
 # DcciDst values that make the DCache coherent with GM; the others are reserved on A2/A3
 _GM_TARGETS = (DcciDst.CACHELINE_OUT, DcciDst.CACHELINE_ALL)
@@ -30,33 +31,31 @@ _ESIZE = {sfx: np.dtype(name).itemsize for sfx, name in _NP_NAMES.items()}
 _SHIFT = {sfx: size.bit_length() - 1 for sfx, size in _ESIZE.items()}
 
 
-def geometry_arg(lw) -> str:
+def geometry_arg(lw: LoweringContext) -> str:
     """This binary's platform's DCache geometry, packed as the instructions take it."""
     return f"np.int64({dcache.pack(lw.platform)})"
 
 
-def dc_view(lw, suffix: str) -> str:
+def dc_view(lw: LoweringContext, suffix: str) -> str:
     """The name of ``_dc`` viewed as storage type ``suffix``, made once at the top of the kernel.
 
     A hit reads and writes through it: a NumPy view per access would cost
     more than the whole hit.
     """
-    name = f"_dc_{suffix}"
-    lw.runtime_vars.setdefault(name, f"_dc.view(np.{_NP_NAMES[suffix]})")
-    return name
+    return lw.declare_runtime(f"_dc_{suffix}", f"_dc.view(np.{_NP_NAMES[suffix]})")
 
 
-def _checked(lw, fn: str) -> str:
+def _checked(lw: LoweringContext, fn: str) -> str:
     """The DCache instruction ``fn`` in the form of this binary's check level."""
     return f"{fn}_full" if lw.full_check else fn
 
 
-def _arrays(lw) -> list[str]:
+def _arrays(lw: LoweringContext) -> list[str]:
     """The arrays a DCache instruction takes (and the race checker's, at check level full)."""
     return ["_st", "_sh", "_gsh", "_gm", "_dc"] if lw.full_check else ["_st", "_gm", "_dc"]
 
 
-def flush_at_kernel_end(lw) -> None:
+def flush_at_kernel_end(lw: LoweringContext) -> None:
     """Append, once, the whole-DCache clean-and-invalidate the compiler puts at the end of a kernel."""
     lw.facts.dcache = True        # at check level full the launch runs its cores one at a time
     args = ", ".join([*_arrays(lw), geometry_arg(lw)])
@@ -74,28 +73,28 @@ def flush_at_kernel_end(lw) -> None:
 # binary built for check level full asks ``gm_get_*_full`` / ``gm_set_*_full`` for every access.
 
 
-def _position(lw, g: Value, idx: str, sfx: str, write: bool, node) -> str:
+def _position(lw: LoweringContext, g: Value, idx: str, sfx: str, write: bool, node) -> str:
     """Emit the bounds check of element ``idx`` of ``g``; the expression of the element in ``_dc_<sfx>``."""
     at = lw.new_var("gat")
     rid, geo = plain_int(g.code[0]), geometry_arg(lw)
-    check = call_isa_plain(lw, "tensor", "gm_elem", ["_gm", rid, plain_int(g.code[1]), plain_int(g.code[2]),
+    check = lw.call_isa("tensor", "gm_elem", ["_gm", rid, plain_int(g.code[1]), plain_int(g.code[2]),
                                                      str(_ESIZE[sfx]), idx], node)
     lw.emit(f"{at} = {check}")
     flush_at_kernel_end(lw)
     fn = f"gm_{'set' if write else 'get'}_{sfx}"
-    pos = call_isa_plain(lw, "tensor", _checked(lw, fn), [*_arrays(lw), rid, at, geo], node)
+    pos = lw.call_isa("tensor", _checked(lw, fn), [*_arrays(lw), rid, at, geo], node)
     if not lw.full_check:
         hit = f"{lw.isa('dcache', 'store_hit' if write else 'load_hit')}(_st, {dc_view(lw, 'i64')}, {rid}, {at}, {geo})"
         pos = f"({hit} or {pos})"
     return f"{dc_view(lw, sfx)}[{pos} >> {_SHIFT[sfx]}]"
 
 
-def scalar_gm_load(lw, g: Value, idx: str, sfx: str, node) -> str:
+def scalar_gm_load(lw: LoweringContext, g: Value, idx: str, sfx: str, node) -> str:
     """Emit ``g.get_value(idx)`` through the DCache; the expression of the element (storage type)."""
     return _position(lw, g, idx, sfx, False, node)
 
 
-def scalar_gm_store(lw, g: Value, idx: str, value: str, sfx: str, node) -> None:
+def scalar_gm_store(lw: LoweringContext, g: Value, idx: str, value: str, sfx: str, node) -> None:
     """Emit ``g.set_value(idx, value)`` (``value``: an expression of the storage type) through the DCache."""
     lw.emit(f"{_position(lw, g, idx, sfx, True, node)} = {value}")
 
@@ -103,7 +102,7 @@ def scalar_gm_store(lw, g: Value, idx: str, value: str, sfx: str, node) -> None:
 # ---------------------------------------------------------------------------- data_cache_clean_and_invalid
 
 
-def _enum(lw, call: Call, v: Value, cls, what: str):
+def _enum(lw: LoweringContext, call: Call, v: Value, cls, what: str):
     c = lw.const_value(v, call.node, what)
     try:
         return cls(c)
@@ -111,7 +110,7 @@ def _enum(lw, call: Call, v: Value, cls, what: str):
         lw.type_error(f"{call.name}: {what} must be a {cls.__name__} member, got {c!r}", call.node)
 
 
-def _bind_dcci(lw, call: Call) -> dict[str, Value]:
+def _bind_dcci(lw: LoweringContext, call: Call) -> dict[str, Value]:
     # pyasc's two overloads: (entire_type, dst, dcci_dst=None) and (entire_type, dcci_dst, dst)
     second = call.args[1] if len(call.args) > 1 else None
     if second is not None and second.is_const and isinstance(second.const, DcciDst):
@@ -120,7 +119,7 @@ def _bind_dcci(lw, call: Call) -> dict[str, Value]:
 
 
 @rule(lang.data_cache_clean_and_invalid)
-def _data_cache_clean_and_invalid(lw, call: Call) -> None:
+def _data_cache_clean_and_invalid(lw: LoweringContext, call: Call) -> None:
     a = _bind_dcci(lw, call)
     entire = _enum(lw, call, a["entire_type"], CacheLine, "entire_type")
     target = a["dcci_dst"]
@@ -132,21 +131,21 @@ def _data_cache_clean_and_invalid(lw, call: Call) -> None:
     g = a["dst"]
     global_tensor(lw, g, call.node, "dst of data_cache_clean_and_invalid")
     if entire == CacheLine.ENTIRE_DATA_CACHE:          # the address does not matter
-        emit_isa_plain(lw, "dcache", _checked(lw, "clean_invalidate_all"), [*_arrays(lw), geometry_arg(lw)],
+        lw.emit_isa("dcache", _checked(lw, "clean_invalidate_all"), [*_arrays(lw), geometry_arg(lw)],
                        call.node)
     else:                                              # the line holding the tensor's first element
-        emit_isa_plain(lw, "dcache", _checked(lw, "clean_invalidate_line"),
+        lw.emit_isa("dcache", _checked(lw, "clean_invalidate_line"),
                        [*_arrays(lw), plain_int(g.code[0]), plain_int(g.code[1]), geometry_arg(lw)], call.node)
     lw.facts.dcache = True
 
 
 @rule(lang.icache_preload)
-def _icache_preload(lw, call: Call) -> None:
+def _icache_preload(lw: LoweringContext, call: Call) -> None:
     a = call.bind(lw, "pre_fetch_len")
     lw.int_expr(a["pre_fetch_len"], call.node, "pre_fetch_len")     # checked; the ICache is not modelled
 
 
 @rule(lang.get_icache_preload_status)
-def _get_icache_preload_status(lw, call: Call) -> Value:
+def _get_icache_preload_status(lw: LoweringContext, call: Call) -> Value:
     call.bind(lw, "")
     return scalar("int", "np.int64(0)")                                 # idle

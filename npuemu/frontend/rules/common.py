@@ -2,14 +2,12 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 from ...language import dtype as dt
 from ...language.enums import POSITION_MEMORY, VECTOR_POSITIONS, Hardware, TPosition
+from ..context import LoweringContext
 from ..types import GlobalTensorT, LocalTensorT, RecordT, ScalarT, Value
-
-if TYPE_CHECKING:
-    from ..lower import Lowerer
 
 SUFFIX = {
     dt.int8: "i8", dt.uint8: "u8", dt.int16: "i16", dt.uint16: "u16", dt.int32: "i32", dt.uint32: "u32",
@@ -25,7 +23,7 @@ def suffix(d: dt.DataType) -> str:
     return SUFFIX[d]
 
 
-def memory_of(lw: "Lowerer", pos: TPosition, node: ast.AST | None) -> Hardware:
+def memory_of(lw: LoweringContext, pos: TPosition, node: ast.AST | None) -> Hardware:
     try:
         return POSITION_MEMORY[TPosition(pos)]
     except (KeyError, ValueError):
@@ -33,7 +31,7 @@ def memory_of(lw: "Lowerer", pos: TPosition, node: ast.AST | None) -> Hardware:
                 f"on-chip memory behind it", node)
 
 
-def local(lw: "Lowerer", v: Value, node: ast.AST | None, what: str,
+def local(lw: LoweringContext, v: Value, node: ast.AST | None, what: str,
           positions: Iterable[TPosition] | None = VECTOR_POSITIONS) -> LocalTensorT:
     """Check ``v`` is a LocalTensor (in one of ``positions``); return its type."""
     if not isinstance(v.type, LocalTensorT):
@@ -44,13 +42,13 @@ def local(lw: "Lowerer", v: Value, node: ast.AST | None, what: str,
     return v.type
 
 
-def global_tensor(lw: "Lowerer", v: Value, node: ast.AST | None, what: str) -> GlobalTensorT:
+def global_tensor(lw: LoweringContext, v: Value, node: ast.AST | None, what: str) -> GlobalTensorT:
     if not isinstance(v.type, GlobalTensorT) or v.type.dtype is None:
         lw.type_error(f"{what} must be a GlobalTensor bound with set_global_buffer, got {lw.describe(v)}", node)
     return v.type
 
 
-def check_dtype(lw: "Lowerer", op: str, d: dt.DataType, allowed: Iterable[dt.DataType],
+def check_dtype(lw: LoweringContext, op: str, d: dt.DataType, allowed: Iterable[dt.DataType],
                 node: ast.AST | None) -> None:
     allowed = tuple(allowed)
     if d not in allowed:
@@ -58,7 +56,7 @@ def check_dtype(lw: "Lowerer", op: str, d: dt.DataType, allowed: Iterable[dt.Dat
         lw.type_error(f"{op} does not support {d.name} on this platform (supported: {names})", node)
 
 
-def same_dtype(lw: "Lowerer", op: str, node: ast.AST | None, *tensors: tuple[str, Value]) -> dt.DataType:
+def same_dtype(lw: LoweringContext, op: str, node: ast.AST | None, *tensors: tuple[str, Value]) -> dt.DataType:
     first_name, first = tensors[0]
     for name, t in tensors[1:]:
         if t.type.dtype is not first.type.dtype:  # type: ignore[attr-defined]
@@ -87,7 +85,7 @@ def tensor_args(v: Value) -> list[str]:
 _LEVEL0_KEYWORDS = frozenset({"mask", "repeat_times", "repeat_params"})
 
 
-def vector_form(lw: "Lowerer", call, head: str, count_spec: str, level0_spec: str) -> tuple[str, dict]:
+def vector_form(lw: LoweringContext, call, head: str, count_spec: str, level0_spec: str) -> tuple[str, dict]:
     """Bind a vector instruction call to its count form or its level-0 (mask) form.
 
     ``head`` lists the parameters both forms share (``"dst, src0, src1"``).  As
@@ -103,7 +101,7 @@ def vector_form(lw: "Lowerer", call, head: str, count_spec: str, level0_spec: st
     return "count", call.bind(lw, f"{head}, {count_spec}")
 
 
-def const_bool(lw: "Lowerer", v: Value, node: ast.AST | None, what: str) -> bool:
+def const_bool(lw: LoweringContext, v: Value, node: ast.AST | None, what: str) -> bool:
     """A compile-time bool argument (a template parameter in Ascend C, such as ``is_set_mask``)."""
     c = lw.const_value(v, node, what)
     if not isinstance(c, (bool, int)):
@@ -111,7 +109,7 @@ def const_bool(lw: "Lowerer", v: Value, node: ast.AST | None, what: str) -> bool
     return bool(c)
 
 
-def mask_operand(lw: "Lowerer", v: Value, node: ast.AST | None) -> list[str]:
+def mask_operand(lw: LoweringContext, v: Value, node: ast.AST | None) -> list[str]:
     """The ``mask`` argument of a level-0 call as isa arguments ``[is_bits, lo, hi]``.
 
     An integer is a continuous mask (the first ``mask`` lanes); a list
@@ -135,7 +133,7 @@ def mask_operand(lw: "Lowerer", v: Value, node: ast.AST | None) -> list[str]:
     return ["True", words[0], words[1] if len(words) == 2 else "0"]
 
 
-def repeat_params(lw: "Lowerer", v: Value, cls: type, node: ast.AST | None) -> list[str]:
+def repeat_params(lw: LoweringContext, v: Value, cls: type, node: ast.AST | None) -> list[str]:
     """The fields of a ``BinaryRepeatParams``/``UnaryRepeatParams`` argument as isa arguments, in order.
 
     The struct may be built in the kernel or be a host-side instance (a module constant).
@@ -150,6 +148,10 @@ def repeat_params(lw: "Lowerer", v: Value, cls: type, node: ast.AST | None) -> l
 
 
 # --------------------------------------------------------------------------- literal-free instruction calls
+# Numba compiles a called function once per distinct *literal* argument, so ``add(..., 64, 3)`` and
+# ``add(..., 128, 7)`` would compile the instruction twice (and again in every other kernel);
+# ``np.int64(64)`` is a plain int64 and shares one compilation.  ``lw.emit_isa``/``lw.call_isa`` pass
+# literals that way; these helpers do it for expressions rules build themselves.
 
 
 def plain_arg(arg: str) -> str:
@@ -161,35 +163,17 @@ def plain_arg(arg: str) -> str:
     return arg
 
 
-def emit_isa_plain(lw: "Lowerer", module: str, fn: str, args: list[str], node: ast.AST | None) -> None:
-    """``lw.emit_isa``, passing int and bool literals (the location id included) as NumPy scalars.
-
-    Numba compiles a called function once per distinct *literal* argument, so
-    ``add(..., 64, 3)`` and ``add(..., 128, 7)`` in one kernel would compile
-    the instruction twice (and again in every other kernel); ``np.int64(64)``
-    is a plain int64 and shares one compilation.
-    """
-    plain = [plain_arg(a) for a in args] + [f"np.int64({lw.loc_id(node)})"]
-    lw.emit(f"{lw.isa(module, fn)}({', '.join(plain)})")
-
-
-def call_isa_plain(lw: "Lowerer", module: str, fn: str, args: list[str], node: ast.AST | None) -> str:
-    """The call expression :func:`emit_isa_plain` emits, for instructions that return a value."""
-    plain = [plain_arg(a) for a in args] + [f"np.int64({lw.loc_id(node)})"]
-    return f"{lw.isa(module, fn)}({', '.join(plain)})"
-
-
 def plain_int(expr: str) -> str:
     """An integer isa argument as int64 even when it is a variable only ever assigned constants.
 
     Numba types such a variable (a GlobalTensor's region id, a constant
-    struct field held in storage) as a literal, which has the effect
-    :func:`emit_isa_plain` avoids for literals written out.
+    struct field held in storage) as a literal, with the effect described
+    above.
     """
     return plain_arg(expr) if expr.lstrip("-").isdigit() else f"np.int64({expr})"
 
 
-def level0_args(lw: "Lowerer", a: dict, params_cls: type, node: ast.AST | None) -> list[str]:
+def level0_args(lw: LoweringContext, a: dict, params_cls: type, node: ast.AST | None) -> list[str]:
     """The isa arguments of a bound level-0 call after its operands.
 
     ``is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat_times, *strides``.
@@ -201,8 +185,8 @@ def level0_args(lw: "Lowerer", a: dict, params_cls: type, node: ast.AST | None) 
     return [str(is_set_mask), is_bits, *(plain_int(c) for c in ints)]
 
 
-def settle_l0c(lw: "Lowerer", t: Value, node: ast.AST | None) -> None:
+def settle_l0c(lw: LoweringContext, t: Value, node: ast.AST | None) -> None:
     """Before code reads or writes the LocalTensor ``t`` element by element: if it is in L0C, carry out
     the accumulation ``mmad`` left pending there (isa/mmad.py)."""
     if POSITION_MEMORY.get(t.type.pos) == Hardware.L0C:
-        emit_isa_plain(lw, "mmad", "settle_l0c", ["_st", "_lm"], node)
+        lw.emit_isa("mmad", "settle_l0c", ["_st", "_lm"], node)

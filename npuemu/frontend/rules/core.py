@@ -16,6 +16,7 @@ from ...isa.queue import queue_pipes
 from ...language.enums import POSITION_MEMORY, HardEvent, Hardware, TPosition
 from ...language.struct import Struct
 from ..registry import Call, attribute, method, rule
+from ..context import LoweringContext
 from ..types import (AllocatorT, GlobalAddressT, GlobalTensorT, LocalTensorT, RecordT, ScalarT, TBufT,
                      TPipeT, TQueT, Value, const, is_number, scalar)
 from .cache import scalar_gm_load, scalar_gm_store
@@ -28,13 +29,13 @@ from .common import STORAGE_SUFFIX, memory_of, settle_l0c
 @attribute(GlobalAddressT, "dtype")
 @attribute(GlobalTensorT, "dtype")
 @attribute(LocalTensorT, "dtype")
-def _dtype(lw, obj: Value, node) -> Value:
+def _dtype(lw: LoweringContext, obj: Value, node) -> Value:
     if obj.type.dtype is None:
         lw.type_error("this GlobalTensor has no dtype until set_global_buffer binds it", node)
     return const(obj.type.dtype)
 
 
-def _offset_address(lw, call: Call) -> Value:
+def _offset_address(lw: LoweringContext, call: Call) -> Value:
     addr, n = call.recv, call.args[0]
     if not (is_number(n) and lw.int_expr(n, call.node)):
         lw.type_error("a GlobalAddress can only be offset by an integer number of elements", call.node)
@@ -49,14 +50,14 @@ method(GlobalAddressT, "__add__", "__radd__", "__sub__")(_offset_address)
 
 
 @rule(lang.GlobalTensor)
-def _global_tensor(lw, call: Call) -> Value:
+def _global_tensor(lw: LoweringContext, call: Call) -> Value:
     if call.args or call.kwargs:
         lw.type_error("GlobalTensor() takes no arguments; bind it with set_global_buffer", call.node)
     return Value(GlobalTensorT(None), code=("0", "0", "-1"))
 
 
 @method(GlobalTensorT, "set_global_buffer")
-def _set_global_buffer(lw, call: Call) -> None:
+def _set_global_buffer(lw: LoweringContext, call: Call) -> None:
     a = call.bind(lw, "buffer, buffer_size=None")
     buf, size = a["buffer"], a["buffer_size"]
     if not isinstance(buf.type, GlobalAddressT):
@@ -67,23 +68,17 @@ def _set_global_buffer(lw, call: Call) -> None:
     _update_receiver(lw, call, new)
 
 
-def _update_receiver(lw, call: Call, new: Value) -> None:
+def _update_receiver(lw: LoweringContext, call: Call, new: Value) -> None:
     """Store ``new`` into the variable the method was called on (mutating methods)."""
     import ast
     node = call.recv_node
     if not isinstance(node, ast.Name):
         lw.fail(f"{call.name} must be called on a variable", call.node, UnsupportedSyntaxError)
-    cur = lw.scope.bindings.get(node.id)
-    if cur is None or cur.is_const:
+    if not lw.update_variable(node.id, new):
         lw.fail(f"{call.name} must be called on a variable", call.node, UnsupportedSyntaxError)
-    if cur.code and all(c in lw.runtime_vars for c in cur.code):
-        lw.emit(f"{', '.join(cur.code)} = {', '.join(new.code)}")
-        lw.rebind_type(node.id, Value(new.type, code=cur.code))
-    else:
-        lw.rebind_type(node.id, lw.fresh_value(new, node.id))
 
 
-def _bound(lw, call: Call) -> Value:
+def _bound(lw: LoweringContext, call: Call) -> Value:
     """The receiver of a GlobalTensor method, which must have been bound to memory."""
     if call.recv.type.dtype is None:
         lw.type_error("GlobalTensor used before set_global_buffer", call.node)
@@ -91,7 +86,7 @@ def _bound(lw, call: Call) -> Value:
 
 
 @method(GlobalTensorT, "__getitem__")
-def _gm_getitem(lw, call: Call) -> Value:
+def _gm_getitem(lw: LoweringContext, call: Call) -> Value:
     g = _bound(lw, call)
     start = lw.int_expr(call.args[0], call.node, "a GlobalTensor index")
     if start == "0":
@@ -104,7 +99,7 @@ def _gm_getitem(lw, call: Call) -> Value:
 
 
 @method(GlobalTensorT, "get_size")
-def _gm_get_size(lw, call: Call) -> Value:
+def _gm_get_size(lw: LoweringContext, call: Call) -> Value:
     call.bind(lw, "")
     g = _bound(lw, call)
     return scalar("int", f"({g.code[2]} if {g.code[2]} >= 0 else "
@@ -112,7 +107,7 @@ def _gm_get_size(lw, call: Call) -> Value:
 
 
 @method(GlobalTensorT, "get_phy_addr")
-def _gm_phy_addr(lw, call: Call) -> Value:
+def _gm_phy_addr(lw: LoweringContext, call: Call) -> Value:
     a = call.bind(lw, "offset=0")
     g = _bound(lw, call)
     off = lw.int_expr(a["offset"], call.node)
@@ -149,7 +144,7 @@ def _to_storage(d: dt.DataType, value: Value, lw, node) -> str:
 
 
 @method(GlobalTensorT, "get_value", "__call__")
-def _gm_get_value(lw, call: Call) -> Value:
+def _gm_get_value(lw: LoweringContext, call: Call) -> Value:
     g = _bound(lw, call)
     a = call.bind(lw, "index")
     idx = lw.int_expr(a["index"], call.node, "an element index")
@@ -158,7 +153,7 @@ def _gm_get_value(lw, call: Call) -> Value:
 
 
 @method(GlobalTensorT, "set_value")
-def _gm_set_value(lw, call: Call) -> None:
+def _gm_set_value(lw: LoweringContext, call: Call) -> None:
     g = _bound(lw, call)
     a = call.bind(lw, "index, value")
     idx = lw.int_expr(a["index"], call.node, "an element index")
@@ -169,7 +164,7 @@ def _gm_set_value(lw, call: Call) -> None:
 # ---------------------------------------------------------------------------- LocalTensor
 
 
-def _position(lw, v: Value, node) -> TPosition:
+def _position(lw: LoweringContext, v: Value, node) -> TPosition:
     p = lw.const_value(v, node, "a TPosition")
     try:
         return TPosition(p)
@@ -177,7 +172,7 @@ def _position(lw, v: Value, node) -> TPosition:
         lw.type_error(f"{p!r} is not a TPosition", node)
 
 
-def _dtype_arg(lw, v: Value, node, what: str = "dtype") -> dt.DataType:
+def _dtype_arg(lw: LoweringContext, v: Value, node, what: str = "dtype") -> dt.DataType:
     d = lw.const_value(v, node, what)
     if not isinstance(d, dt.DataType) or d is dt.void:
         lw.type_error(f"{what} must be an asc data type (asc.float32, x.dtype, ...), got {d!r}", node)
@@ -185,7 +180,7 @@ def _dtype_arg(lw, v: Value, node, what: str = "dtype") -> dt.DataType:
 
 
 @rule(lang.LocalTensor)
-def _local_tensor(lw, call: Call) -> Value:
+def _local_tensor(lw: LoweringContext, call: Call) -> Value:
     a = call.bind(lw, "dtype, pos=9, addr=0, tile_size=0")
     d = _dtype_arg(lw, a["dtype"], call.node)
     pos = _position(lw, a["pos"], call.node)
@@ -199,7 +194,7 @@ def _local_tensor(lw, call: Call) -> Value:
 
 
 @method(LocalTensorT, "__getitem__")
-def _local_getitem(lw, call: Call) -> Value:
+def _local_getitem(lw: LoweringContext, call: Call) -> Value:
     t = call.recv
     start = lw.int_expr(call.args[0], call.node, "a LocalTensor index")
     if start == "0":
@@ -211,7 +206,7 @@ def _local_getitem(lw, call: Call) -> Value:
 
 
 @method(LocalTensorT, "get_size", "get_length")
-def _local_size(lw, call: Call) -> Value:
+def _local_size(lw: LoweringContext, call: Call) -> Value:
     t = call.recv
     if call.name == "get_length":
         return scalar("int", f"({t.code[1]} * {t.type.dtype.sizeof()})")
@@ -219,12 +214,12 @@ def _local_size(lw, call: Call) -> Value:
 
 
 @method(LocalTensorT, "get_position")
-def _local_position(lw, call: Call) -> Value:
+def _local_position(lw: LoweringContext, call: Call) -> Value:
     return const(call.recv.type.pos)
 
 
 @method(LocalTensorT, "get_phy_addr")
-def _local_phy_addr(lw, call: Call) -> Value:
+def _local_phy_addr(lw: LoweringContext, call: Call) -> Value:
     a = call.bind(lw, "offset=0")
     t = call.recv
     hw = POSITION_MEMORY[t.type.pos]
@@ -233,7 +228,7 @@ def _local_phy_addr(lw, call: Call) -> Value:
 
 
 @method(LocalTensorT, "reinterpret_cast")
-def _reinterpret(lw, call: Call) -> Value:
+def _reinterpret(lw: LoweringContext, call: Call) -> Value:
     a = call.bind(lw, "dtype")
     t = call.recv
     d = _dtype_arg(lw, a["dtype"], call.node)
@@ -242,7 +237,7 @@ def _reinterpret(lw, call: Call) -> Value:
 
 
 @method(LocalTensorT, "get_value", "__call__")
-def _local_get_value(lw, call: Call) -> Value:
+def _local_get_value(lw: LoweringContext, call: Call) -> Value:
     t = call.recv
     a = call.bind(lw, "index")
     idx = lw.int_expr(a["index"], call.node, "an element index")
@@ -254,7 +249,7 @@ def _local_get_value(lw, call: Call) -> Value:
 
 
 @method(LocalTensorT, "set_value")
-def _local_set_value(lw, call: Call) -> None:
+def _local_set_value(lw: LoweringContext, call: Call) -> None:
     t = call.recv
     a = call.bind(lw, "index, value")
     idx = lw.int_expr(a["index"], call.node, "an element index")
@@ -265,7 +260,7 @@ def _local_set_value(lw, call: Call) -> None:
                 call.node)
 
 
-def _scalar_access(lw, t: Value, idx: str, kind: int, node) -> None:
+def _scalar_access(lw: LoweringContext, t: Value, idx: str, kind: int, node) -> None:
     """Element ``idx`` of ``t``, read or written by the scalar unit (an index outside ``t`` is not declared:
     the access itself reports it)."""
     if lw.full_check:
@@ -278,14 +273,14 @@ def _scalar_access(lw, t: Value, idx: str, kind: int, node) -> None:
 
 
 @rule(lang.TPipe)
-def _tpipe(lw, call: Call) -> Value:
+def _tpipe(lw: LoweringContext, call: Call) -> Value:
     if lw.facts.tpipe:
         lw.fail("a kernel may create only one TPipe", call.node, UnsupportedSyntaxError)
     lw.facts.tpipe = True
     return Value(TPipeT())
 
 
-def _queue_depth(lw, v: Value, node) -> int:
+def _queue_depth(lw: LoweringContext, v: Value, node) -> int:
     depth = lw.const_value(v, node, "the queue depth")
     if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= S.MAX_QUEUE_BLOCKS:
         lw.type_error(f"queue depth must be an int in 1..{S.MAX_QUEUE_BLOCKS}, got {depth!r}", node)
@@ -293,7 +288,7 @@ def _queue_depth(lw, v: Value, node) -> int:
 
 
 @rule(lang.TQue)
-def _tque(lw, call: Call) -> Value:
+def _tque(lw: LoweringContext, call: Call) -> Value:
     a = call.bind(lw, "pos, depth=1")
     pos = _position(lw, a["pos"], call.node)
     depth = _queue_depth(lw, a["depth"], call.node)
@@ -306,7 +301,7 @@ def _tque(lw, call: Call) -> Value:
 
 
 @rule(lang.TQueBind)
-def _tque_bind(lw, call: Call) -> Value:
+def _tque_bind(lw: LoweringContext, call: Call) -> Value:
     a = call.bind(lw, "src, dst, depth=1")
     src, dst = _position(lw, a["src"], call.node), _position(lw, a["dst"], call.node)
     depth = _queue_depth(lw, a["depth"], call.node)
@@ -321,7 +316,7 @@ def _tque_bind(lw, call: Call) -> Value:
 
 
 @rule(lang.TBuf)
-def _tbuf(lw, call: Call) -> Value:
+def _tbuf(lw: LoweringContext, call: Call) -> Value:
     a = call.bind(lw, "pos=11")
     pos = _position(lw, a["pos"], call.node)
     memory_of(lw, pos, call.node)
@@ -331,13 +326,13 @@ def _tbuf(lw, call: Call) -> Value:
     return Value(TBufT(bid, pos))
 
 
-def _limits(lw) -> tuple[int, int]:
+def _limits(lw: LoweringContext) -> tuple[int, int]:
     p = lw.platform
     return p.max_buffers_per_position, p.max_pipe_buffers
 
 
 @method(TPipeT, "init_buffer")
-def _init_buffer(lw, call: Call) -> None:
+def _init_buffer(lw: LoweringContext, call: Call) -> None:
     target = call.args[0] if call.args else call.kwargs.get("que", call.kwargs.get("buf"))
     if target is not None and isinstance(target.type, TBufT):
         a = call.bind(lw, "que=?, num=?, len=?, buf=?")
@@ -360,7 +355,7 @@ def _init_buffer(lw, call: Call) -> None:
 
 
 @method(TPipeT, "reset", "destroy")
-def _pipe_reset(lw, call: Call) -> None:
+def _pipe_reset(lw: LoweringContext, call: Call) -> None:
     call.bind(lw, "")
     if lw.full_check:
         lw.emit_isa("hb", "pipe_reset", ["_st", "_sh"], call.node)
@@ -368,11 +363,11 @@ def _pipe_reset(lw, call: Call) -> None:
 
 
 @method(TPipeT, "init")
-def _pipe_init(lw, call: Call) -> None:
+def _pipe_init(lw: LoweringContext, call: Call) -> None:
     call.bind(lw, "")
 
 
-def _hard_event(lw, call: Call, v: Value) -> int:
+def _hard_event(lw: LoweringContext, call: Call, v: Value) -> int:
     e = lw.const_value(v, call.node, "event")
     try:
         return int(HardEvent(e))
@@ -381,7 +376,7 @@ def _hard_event(lw, call: Call, v: Value) -> int:
 
 
 @method(TPipeT, "alloc_event_id", "fetch_event_id")
-def _pipe_event_id(lw, call: Call) -> Value:
+def _pipe_event_id(lw: LoweringContext, call: Call) -> Value:
     """``pipe.alloc_event_id(event)`` / ``fetch_event_id(event)``: an id of ``event`` from TPipe's pool."""
     a = call.bind(lw, f"event={int(HardEvent.V_S)}")
     event = _hard_event(lw, call, a["event"])
@@ -389,7 +384,7 @@ def _pipe_event_id(lw, call: Call) -> Value:
 
 
 @method(TPipeT, "release_event_id")
-def _pipe_release_event_id(lw, call: Call) -> None:
+def _pipe_release_event_id(lw: LoweringContext, call: Call) -> None:
     """``pipe.release_event_id(id, event)``: give the id back to the pool."""
     a = call.bind(lw, f"id, event={int(HardEvent.V_S)}")
     event = _hard_event(lw, call, a["event"])
@@ -397,7 +392,7 @@ def _pipe_release_event_id(lw, call: Call) -> None:
                 call.node)
 
 
-def _queue_tensor(lw, call: Call, fn: str, extra: list[str]) -> Value:
+def _queue_tensor(lw: LoweringContext, call: Call, fn: str, extra: list[str]) -> Value:
     q = call.recv
     a = call.bind(lw, "dtype")
     d = _dtype_arg(lw, a["dtype"], call.node)
@@ -413,16 +408,16 @@ def _queue_tensor(lw, call: Call, fn: str, extra: list[str]) -> Value:
 
 
 @method(TQueT, "alloc_tensor")
-def _alloc_tensor(lw, call: Call) -> Value:
+def _alloc_tensor(lw: LoweringContext, call: Call) -> Value:
     return _queue_tensor(lw, call, "alloc_tensor", [str(_limits(lw)[0])])
 
 
 @method(TQueT, "deque")
-def _deque(lw, call: Call) -> Value:
+def _deque(lw: LoweringContext, call: Call) -> Value:
     return _queue_tensor(lw, call, "deque", [])
 
 
-def _queue_takes_tensor(lw, call: Call, fn: str) -> None:
+def _queue_takes_tensor(lw: LoweringContext, call: Call, fn: str) -> None:
     from .common import local
     q = call.recv
     a = call.bind(lw, "tensor")
@@ -436,47 +431,47 @@ def _queue_takes_tensor(lw, call: Call, fn: str) -> None:
                                             str(target)], call.node)
 
 
-def _pipes(lw, q: Value) -> tuple[int, int]:
+def _pipes(lw: LoweringContext, q: Value) -> tuple[int, int]:
     """(producer, consumer) pipes of a queue (see isa/queue.py)."""
     return lw.facts.queue_pipes[q.type.qid]
 
 
 @method(TQueT, "enque")
-def _enque(lw, call: Call) -> None:
+def _enque(lw: LoweringContext, call: Call) -> None:
     _queue_takes_tensor(lw, call, "enque")
 
 
 @method(TQueT, "free_tensor")
-def _free_tensor(lw, call: Call) -> None:
+def _free_tensor(lw: LoweringContext, call: Call) -> None:
     _queue_takes_tensor(lw, call, "free_tensor")
 
 
 @method(TQueT, "get_tensor_count_in_que")
-def _que_count(lw, call: Call) -> Value:
+def _que_count(lw: LoweringContext, call: Call) -> Value:
     return lw.fresh_value(scalar("int", lw.call_isa("queue", "queue_count", ["_st", str(call.recv.type.qid)],
                                                     call.node)), "qn")
 
 
 @method(TQueT, "has_tensor_in_que")
-def _que_has(lw, call: Call) -> Value:
+def _que_has(lw: LoweringContext, call: Call) -> Value:
     n = _que_count(lw, call)
     return scalar("bool", f"({n.code[0]} > 0)")
 
 
 @method(TQueT, "vacant_in_que")
-def _que_vacant(lw, call: Call) -> Value:
+def _que_vacant(lw: LoweringContext, call: Call) -> Value:
     n = _que_count(lw, call)
     return scalar("bool", f"({n.code[0]} < {call.recv.type.depth})")
 
 
 @method(TQueT, "has_idle_buffer")
-def _que_idle(lw, call: Call) -> Value:
+def _que_idle(lw: LoweringContext, call: Call) -> Value:
     return lw.fresh_value(scalar("bool", lw.call_isa("queue", "queue_has_idle", ["_st", str(call.recv.type.qid)],
                                                      call.node)), "qi")
 
 
 @method(TBufT, "get")
-def _tbuf_get(lw, call: Call) -> Value:
+def _tbuf_get(lw: LoweringContext, call: Call) -> Value:
     b = call.recv
     a = call.bind(lw, "dtype, length=None, len=None")     # pyasc names it len
     d = _dtype_arg(lw, a["dtype"], call.node)
@@ -488,7 +483,7 @@ def _tbuf_get(lw, call: Call) -> Value:
 
 
 @method(TBufT, "get_with_offset")
-def _tbuf_get_with_offset(lw, call: Call) -> Value:
+def _tbuf_get_with_offset(lw: LoweringContext, call: Call) -> Value:
     b = call.recv
     a = call.bind(lw, "length, offset, dtype")
     d = _dtype_arg(lw, a["dtype"], call.node)
@@ -501,14 +496,14 @@ def _tbuf_get_with_offset(lw, call: Call) -> Value:
 
 
 @rule(lang.LocalMemAllocator)
-def _allocator(lw, call: Call) -> Value:
+def _allocator(lw: LoweringContext, call: Call) -> Value:
     a = call.bind(lw, "hardware=1")
     hw = lw.const_value(a["hardware"], call.node, "the hardware")
     return Value(AllocatorT(int(Hardware(hw))), code=("0",))
 
 
 @method(AllocatorT, "alloc")
-def _allocator_alloc(lw, call: Call) -> Value:
+def _allocator_alloc(lw: LoweringContext, call: Call) -> Value:
     import ast
     al = call.recv
     a = call.bind(lw, "pos, dtype, tile_size")
@@ -527,14 +522,14 @@ def _allocator_alloc(lw, call: Call) -> Value:
 
 
 @method(AllocatorT, "get_cur_addr")
-def _allocator_cur(lw, call: Call) -> Value:
+def _allocator_cur(lw: LoweringContext, call: Call) -> Value:
     return scalar("int", call.recv.code[0])
 
 
 # ---------------------------------------------------------------------------- parameter structs, Structs
 
 
-def _record(lw, call: Call, cls: type) -> Value:
+def _record(lw: LoweringContext, call: Call, cls: type) -> Value:
     names = cls.field_names()
     spec = ", ".join(n + ("" if d is P.REQUIRED else "=?") for n, d, _ in cls._fields_)
     a = call.bind(lw, spec)
@@ -570,7 +565,7 @@ def register_param_struct(cls: type) -> type:
 
 
 @rule(builtins.min, builtins.max)
-def _minmax(lw, call: Call) -> Value:
+def _minmax(lw: LoweringContext, call: Call) -> Value:
     if call.kwargs or len(call.args) < 2:
         lw.type_error(f"{call.name}() in a kernel takes two or more numbers", call.node)
     if all(a.is_const for a in call.args):
@@ -581,7 +576,7 @@ def _minmax(lw, call: Call) -> Value:
     return scalar(kind, f"{call.name}({', '.join(exprs)})")
 
 
-def _fold(lw, call: Call, fn, *args) -> Value:
+def _fold(lw: LoweringContext, call: Call, fn, *args) -> Value:
     """A builtin applied to constants, at compile time."""
     try:
         return const(fn(*args))
@@ -589,7 +584,7 @@ def _fold(lw, call: Call, fn, *args) -> Value:
         lw.type_error(f"{call.name}() of {', '.join(map(repr, args))}: {exc}", call.node)
 
 
-def _one_arg(lw, call: Call) -> Value:
+def _one_arg(lw: LoweringContext, call: Call) -> Value:
     """The argument of a one-argument builtin: a constant (folded by the caller) or a runtime number."""
     v = call.bind(lw, "x")["x"]
     if not (v.is_const or is_number(v)):
@@ -598,7 +593,7 @@ def _one_arg(lw, call: Call) -> Value:
 
 
 @rule(builtins.abs)
-def _abs(lw, call: Call) -> Value:
+def _abs(lw: LoweringContext, call: Call) -> Value:
     v = _one_arg(lw, call)
     if v.is_const:
         return _fold(lw, call, builtins.abs, v.const)
@@ -606,7 +601,7 @@ def _abs(lw, call: Call) -> Value:
 
 
 @rule(builtins.int, builtins.float, builtins.bool)
-def _convert(lw, call: Call) -> Value:
+def _convert(lw: LoweringContext, call: Call) -> Value:
     v = _one_arg(lw, call)
     if v.is_const:
         return _fold(lw, call, {"int": int, "float": float, "bool": bool}[call.name], v.const)
@@ -618,7 +613,7 @@ def _convert(lw, call: Call) -> Value:
 
 
 @rule(builtins.len)
-def _len(lw, call: Call) -> Value:
+def _len(lw: LoweringContext, call: Call) -> Value:
     v = call.bind(lw, "obj")["obj"]
     if v.is_const:
         return _fold(lw, call, builtins.len, v.const)
@@ -628,7 +623,7 @@ def _len(lw, call: Call) -> Value:
 
 
 @rule(builtins.print)
-def _print(lw, call: Call) -> None:
+def _print(lw: LoweringContext, call: Call) -> None:
     """Plain print works in both modes for scalars (debug mode prints as CPython does)."""
     parts = []
     for v in call.args:
@@ -643,7 +638,7 @@ def _print(lw, call: Call) -> None:
 
 
 @rule(lang.ceildiv)
-def _ceildiv(lw, call: Call) -> Value:
+def _ceildiv(lw: LoweringContext, call: Call) -> Value:
     args = call.bind(lw, "a, b")
     a, b = args["a"], args["b"]
     if a.is_const and b.is_const:
@@ -657,7 +652,7 @@ def _ceildiv(lw, call: Call) -> Value:
 
 
 @rule(lang.static_assert)
-def _static_assert(lw, call: Call) -> None:
+def _static_assert(lw: LoweringContext, call: Call) -> None:
     a = call.bind(lw, "cond, msg=''")
     if not lw.const_value(a["cond"], call.node, "the static_assert condition"):
         lw.fail(f"static_assert failed: {a['msg'].const}", call.node)
@@ -667,7 +662,7 @@ def _static_assert(lw, call: Call) -> None:
 
 
 def _st_read(slot: int, kind: str = "int") -> Any:
-    def r(lw, call: Call) -> Value:
+    def r(lw: LoweringContext, call: Call) -> Value:
         call.bind(lw, "")
         return scalar(kind, f"_st[{slot}]" if kind == "int" else f"(_st[{slot}] != 0)")
     return r
@@ -680,17 +675,17 @@ rule(sv.get_sub_block_num, sv.get_task_ratio)(_st_read(S.SUB_BLOCK_NUM))
 
 
 @rule(sv.ascend_is_aic)
-def _is_aic(lw, call: Call) -> Value:
+def _is_aic(lw: LoweringContext, call: Call) -> Value:
     return scalar("bool", f"(_st[{S.CORE_TYPE}] == 1)")
 
 
 @rule(sv.ascend_is_aiv)
-def _is_aiv(lw, call: Call) -> Value:
+def _is_aiv(lw: LoweringContext, call: Call) -> Value:
     return scalar("bool", f"(_st[{S.CORE_TYPE}] == 0)")
 
 
 @rule(sv.get_data_block_size_in_bytes)
-def _blk_size(lw, call: Call) -> Value:
+def _blk_size(lw: LoweringContext, call: Call) -> Value:
     return const(32)
 
 

@@ -21,8 +21,9 @@ from ...language import cross_core as lang
 from ...language import dtype as dt
 from ...language.enums import VECTOR_POSITIONS, KernelType, PipeID
 from ..registry import Call, rule
+from ..context import LoweringContext
 from ..types import GlobalTensorT, LocalTensorT, Value
-from .common import call_isa_plain, const_bool, emit_isa_plain, plain_int
+from .common import const_bool, plain_int
 
 K = KernelType
 # kernel types whose launch starts the cross-core sync unit, per mode (CrossCoreSetFlag, table 3)
@@ -35,21 +36,21 @@ MODE_TYPES = {
 SET_PIPES = (PipeID.PIPE_V, PipeID.PIPE_M, PipeID.PIPE_MTE1, PipeID.PIPE_MTE2, PipeID.PIPE_MTE3, PipeID.PIPE_FIX)
 
 
-def _system(lw) -> str:
+def _system(lw: LoweringContext) -> str:
     """The system GM region (the last one), which holds the cross-core state; marks the kernel."""
     lw.facts.cross_core = True
     lw.facts.blocking = True     # cores share that state: run them one at a time
     return "_gm[len(_gm) - 1]"
 
 
-def _const_int(lw, call: Call, v: Value, what: str) -> int:
+def _const_int(lw: LoweringContext, call: Call, v: Value, what: str) -> int:
     c = lw.const_value(v, call.node, what)
     if isinstance(c, bool) or not isinstance(c, int):
         lw.type_error(f"{call.name}: {what} must be an integer constant, got {c!r}", call.node)
     return int(c)
 
 
-def _mode(lw, call: Call, v: Value) -> int:
+def _mode(lw: LoweringContext, call: Call, v: Value) -> int:
     mode = _const_int(lw, call, v, "mode_id")
     if mode not in MODE_TYPES:
         lw.type_error(f"{call.name}: mode_id {mode} is not a cross-core mode of Atlas A2/A3 (0, 1 or 2)",
@@ -57,7 +58,7 @@ def _mode(lw, call: Call, v: Value) -> int:
     return mode
 
 
-def _pipe(lw, call: Call, v: Value) -> PipeID:
+def _pipe(lw: LoweringContext, call: Call, v: Value) -> PipeID:
     c = lw.const_value(v, call.node, "pipe")
     try:
         return PipeID(c)
@@ -65,7 +66,7 @@ def _pipe(lw, call: Call, v: Value) -> PipeID:
         lw.type_error(f"{call.name}: pipe must be a PipeID member, got {c!r}", call.node)
 
 
-def _kernel_type(lw, call: Call, allowed: tuple[KernelType, ...], what: str) -> None:
+def _kernel_type(lw: LoweringContext, call: Call, allowed: tuple[KernelType, ...], what: str) -> None:
     kt = lw.facts.kernel_type
     if kt not in allowed:
         names = ", ".join(k.name for k in allowed)
@@ -74,7 +75,7 @@ def _kernel_type(lw, call: Call, allowed: tuple[KernelType, ...], what: str) -> 
                       f"kernel_type=asc.KernelType.{allowed[0].name}", call.node)
 
 
-def _runtime_int(lw, call: Call, v: Value, what: str) -> str:
+def _runtime_int(lw: LoweringContext, call: Call, v: Value, what: str) -> str:
     """An integer argument evaluated once (it is used by the instruction and the race-checker hook)."""
     v = lw.fresh_value(v, what.replace("_", ""))
     return plain_int(lw.int_expr(v, call.node, what))
@@ -84,7 +85,7 @@ def _runtime_int(lw, call: Call, v: Value, what: str) -> str:
 
 
 @rule(lang.cross_core_set_flag)
-def _set_flag(lw, call: Call) -> None:
+def _set_flag(lw: LoweringContext, call: Call) -> None:
     a = call.bind(lw, "flag_id, mode_id, pipe")
     mode = _mode(lw, call, a["mode_id"])
     pipe = _pipe(lw, call, a["pipe"])
@@ -93,30 +94,30 @@ def _set_flag(lw, call: Call) -> None:
                       f"{', '.join(p.name for p in SET_PIPES)})", call.node)
     _kernel_type(lw, call, MODE_TYPES[mode], f"cross_core_set_flag mode {mode}")
     flag = _runtime_int(lw, call, a["flag_id"], "flag_id")
-    emit_isa_plain(lw, "cross_core", "set_flag", ["_st", _system(lw), flag, str(mode), str(int(pipe))], call.node)
+    lw.emit_isa("cross_core", "set_flag", ["_st", _system(lw), flag, str(mode), str(int(pipe))], call.node)
     if lw.full_check:
-        obj = call_isa_plain(lw, "cross_core", "flag_object", ["_st", flag, str(mode), "True"], call.node)
-        emit_isa_plain(lw, "cross_core", "release_pipe", ["_st", "_sh", "_gsh", str(int(pipe)), obj], call.node)
+        obj = lw.call_isa("cross_core", "flag_object", ["_st", flag, str(mode), "True"], call.node)
+        lw.emit_isa("cross_core", "release_pipe", ["_st", "_sh", "_gsh", str(int(pipe)), obj], call.node)
 
 
 @rule(lang.cross_core_wait_flag)
-def _wait_flag(lw, call: Call) -> None:
+def _wait_flag(lw: LoweringContext, call: Call) -> None:
     a = call.bind(lw, f"flag_id, mode_id=0, pipe={int(PipeID.PIPE_S)}")
     mode = _mode(lw, call, a["mode_id"])
     _pipe(lw, call, a["pipe"])             # no effect on A2/A3: the wait stalls every pipe
     _kernel_type(lw, call, MODE_TYPES[mode], f"cross_core_wait_flag mode {mode}")
     flag = _runtime_int(lw, call, a["flag_id"], "flag_id")
-    lw.wait_until(call_isa_plain(lw, "cross_core", "try_wait_flag", ["_st", _system(lw), flag, str(mode)],
+    lw.wait_until(lw.call_isa("cross_core", "try_wait_flag", ["_st", _system(lw), flag, str(mode)],
                                  call.node), call.node)
     if lw.full_check:
-        obj = call_isa_plain(lw, "cross_core", "flag_object", ["_st", flag, str(mode), "False"], call.node)
-        emit_isa_plain(lw, "cross_core", "acquire_all", ["_st", "_sh", "_gsh", obj], call.node)
+        obj = lw.call_isa("cross_core", "flag_object", ["_st", flag, str(mode), "False"], call.node)
+        lw.emit_isa("cross_core", "acquire_all", ["_st", "_sh", "_gsh", obj], call.node)
 
 
 # ---------------------------------------------------------------------------- workspaces
 
 
-def _workspaces(lw, call: Call, a: dict[str, Value]) -> list[str]:
+def _workspaces(lw: LoweringContext, call: Call, a: dict[str, Value]) -> list[str]:
     """isa arguments of a GM int32 workspace and a UB int32 workspace: ``_lm, g, off, size, ub, ub_len``."""
     g, ub = a["gm_workspace"], a["ub_workspace"]
     if not isinstance(g.type, GlobalTensorT) or g.type.dtype is not dt.int32:
@@ -130,27 +131,27 @@ def _workspaces(lw, call: Call, a: dict[str, Value]) -> list[str]:
     return ["_lm", f"_gm[{g.code[0]}]", *(plain_int(c) for c in (g.code[1], g.code[2], ub.code[0], ub.code[1]))]
 
 
-def _barrier(lw, call: Call) -> None:
+def _barrier(lw: LoweringContext, call: Call) -> None:
     """``PipeBarrier<PIPE_ALL>``, with which the soft primitives and hard sync_all begin (and end)."""
     if lw.full_check:
         lw.emit_isa("hb", "barrier_all", ["_st", "_sh"], call.node)
 
 
-def _release(lw, call: Call, obj: str) -> None:
+def _release(lw: LoweringContext, call: Call, obj: str) -> None:
     if lw.full_check:
-        emit_isa_plain(lw, "cross_core", "release_all", ["_st", "_sh", "_gsh", obj], call.node)
+        lw.emit_isa("cross_core", "release_all", ["_st", "_sh", "_gsh", obj], call.node)
 
 
-def _acquire(lw, call: Call, obj: str) -> None:
+def _acquire(lw: LoweringContext, call: Call, obj: str) -> None:
     if lw.full_check:
-        emit_isa_plain(lw, "cross_core", "acquire_all", ["_st", "_sh", "_gsh", obj], call.node)
+        lw.emit_isa("cross_core", "acquire_all", ["_st", "_sh", "_gsh", obj], call.node)
 
 
 # ---------------------------------------------------------------------------- sync_all
 
 
 @rule(lang.sync_all)
-def _sync_all(lw, call: Call) -> None:
+def _sync_all(lw: LoweringContext, call: Call) -> None:
     a = call.bind(lw, "gm_workspace=None, ub_workspace=None, used_cores=0, is_aiv_only=True")
     aiv_only = const_bool(lw, a["is_aiv_only"], call.node, "is_aiv_only")
     given = [a[n].is_const and a[n].const is None for n in ("gm_workspace", "ub_workspace")]
@@ -164,19 +165,19 @@ def _sync_all(lw, call: Call) -> None:
         used = plain_int(lw.int_expr(a["used_cores"], call.node, "used_cores"))
         _barrier(lw, call)
         _release(lw, call, str(isa.OBJ_SOFT_SYNC))
-        ready = call_isa_plain(lw, "cross_core", "try_soft_sync_all",
+        ready = lw.call_isa("cross_core", "try_soft_sync_all",
                                ["_st", *ws, used, str(aiv_only), _system(lw)], call.node)
         lw.wait_until(ready, call.node)
         _acquire(lw, call, str(isa.OBJ_SOFT_SYNC))
         _barrier(lw, call)
 
 
-def _hard_sync_all(lw, call: Call, aiv_only: bool) -> None:
+def _hard_sync_all(lw: LoweringContext, call: Call, aiv_only: bool) -> None:
     what = "sync_all()" if aiv_only else "sync_all(is_aiv_only=False)"
     _kernel_type(lw, call, MODE_TYPES[0] if aiv_only else MODE_TYPES[2], what)
     _barrier(lw, call)
     _release(lw, call, str(isa.OBJ_SYNC_ALL))
-    lw.wait_until(call_isa_plain(lw, "cross_core", "try_sync_all", ["_st", _system(lw), str(aiv_only)],
+    lw.wait_until(lw.call_isa("cross_core", "try_sync_all", ["_st", _system(lw), str(aiv_only)],
                                  call.node), call.node)
     _acquire(lw, call, str(isa.OBJ_SYNC_ALL))
 
@@ -184,28 +185,28 @@ def _hard_sync_all(lw, call: Call, aiv_only: bool) -> None:
 # ---------------------------------------------------------------------------- ib_set / ib_wait
 
 
-def _ib(lw, call: Call, fn: str) -> None:
+def _ib(lw: LoweringContext, call: Call, fn: str) -> None:
     a = call.bind(lw, "gm_workspace, ub_workspace, block_idx, event_id, is_aiv_only=True")
     ws = _workspaces(lw, call, a)
     aiv_only = const_bool(lw, a["is_aiv_only"], call.node, "is_aiv_only")
     block = _runtime_int(lw, call, a["block_idx"], "block_idx")
     event = _runtime_int(lw, call, a["event_id"], "event_id")
     _barrier(lw, call)
-    ready = call_isa_plain(lw, "cross_core", fn, ["_st", *ws, block, event, str(aiv_only), _system(lw)], call.node)
+    ready = lw.call_isa("cross_core", fn, ["_st", *ws, block, event, str(aiv_only), _system(lw)], call.node)
     lw.wait_until(ready, call.node)
     if lw.full_check:
-        obj = call_isa_plain(lw, "cross_core", "ib_object", [block, event], call.node)
+        obj = lw.call_isa("cross_core", "ib_object", [block, event], call.node)
         (_release if fn == "try_ib_set" else _acquire)(lw, call, obj)
     _barrier(lw, call)
 
 
 @rule(lang.ib_set)
-def _ib_set(lw, call: Call) -> None:
+def _ib_set(lw: LoweringContext, call: Call) -> None:
     _ib(lw, call, "try_ib_set")
 
 
 @rule(lang.ib_wait)
-def _ib_wait(lw, call: Call) -> None:
+def _ib_wait(lw: LoweringContext, call: Call) -> None:
     _ib(lw, call, "try_ib_wait")
 
 
@@ -213,27 +214,27 @@ def _ib_wait(lw, call: Call) -> None:
 
 
 @rule(lang.init_determine_compute_workspace)
-def _init_order(lw, call: Call) -> None:
+def _init_order(lw: LoweringContext, call: Call) -> None:
     ws = _workspaces(lw, call, call.bind(lw, "gm_workspace, ub_workspace"))
     _barrier(lw, call)
-    emit_isa_plain(lw, "cross_core", "init_determine_compute_workspace", ["_st", *ws, _system(lw)], call.node)
+    lw.emit_isa("cross_core", "init_determine_compute_workspace", ["_st", *ws, _system(lw)], call.node)
     _barrier(lw, call)
 
 
 @rule(lang.wait_pre_block)
-def _wait_pre_block(lw, call: Call) -> None:
+def _wait_pre_block(lw: LoweringContext, call: Call) -> None:
     ws = _workspaces(lw, call, call.bind(lw, "gm_workspace, ub_workspace"))
     _barrier(lw, call)
-    lw.wait_until(call_isa_plain(lw, "cross_core", "try_wait_pre_block", ["_st", *ws, _system(lw)], call.node),
+    lw.wait_until(lw.call_isa("cross_core", "try_wait_pre_block", ["_st", *ws, _system(lw)], call.node),
                   call.node)
     _acquire(lw, call, str(isa.OBJ_BLOCK_ORDER))
     _barrier(lw, call)
 
 
 @rule(lang.notify_next_block)
-def _notify_next_block(lw, call: Call) -> None:
+def _notify_next_block(lw: LoweringContext, call: Call) -> None:
     ws = _workspaces(lw, call, call.bind(lw, "gm_workspace, ub_workspace"))
     _barrier(lw, call)
     _release(lw, call, str(isa.OBJ_BLOCK_ORDER))
-    emit_isa_plain(lw, "cross_core", "notify_next_block", ["_st", *ws, _system(lw)], call.node)
+    lw.emit_isa("cross_core", "notify_next_block", ["_st", *ws, _system(lw)], call.node)
     _barrier(lw, call)

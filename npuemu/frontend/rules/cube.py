@@ -23,9 +23,10 @@ from ...language import dtype as dt
 from ...language.enums import POSITION_MEMORY, Hardware, KernelType, QuantModes, TPosition
 from ...language.params import Nd2NzParams
 from ..registry import Call, rule
+from ..context import LoweringContext
 from ..types import GlobalTensorT, LocalTensorT, RecordT, Value, const
 from . import access
-from .common import emit_isa_plain, is_params, plain_int
+from .common import is_params, plain_int
 from .core import register_param_struct
 
 for _cls in (lang.LoadData2DParams, lang.LoadData2DParamsV2, lang.LoadData2dTransposeParams,
@@ -51,7 +52,7 @@ INIT_TYPES = (dt.float16, dt.int16, dt.uint16, dt.bfloat16, dt.float32, dt.int32
 # ---------------------------------------------------------------------------- helpers
 
 
-def _aic(lw, call: Call) -> None:
+def _aic(lw: LoweringContext, call: Call) -> None:
     kt = lw.facts.kernel_type
     if kt in AIV_TYPES:
         lw.type_error(f"{call.name} is a cube instruction and this kernel is {kt.name}, which runs only AIV "
@@ -63,7 +64,7 @@ def _hw(t: Value) -> Hardware | None:
     return POSITION_MEMORY.get(t.type.pos)
 
 
-def _local(lw, call: Call, v: Value, what: str, positions: tuple[TPosition, ...]) -> Value:
+def _local(lw: LoweringContext, call: Call, v: Value, what: str, positions: tuple[TPosition, ...]) -> Value:
     if not isinstance(v.type, LocalTensorT):
         lw.type_error(f"{call.name}: {what} must be a LocalTensor, got {lw.describe(v)}", call.node)
     if v.type.pos not in positions:
@@ -72,7 +73,7 @@ def _local(lw, call: Call, v: Value, what: str, positions: tuple[TPosition, ...]
     return v
 
 
-def _fields(lw, call: Call, v: Value, cls: type, what: str) -> dict[str, Value]:
+def _fields(lw: LoweringContext, call: Call, v: Value, cls: type, what: str) -> dict[str, Value]:
     """The fields of a parameter struct argument (built in the kernel or a host-side constant)."""
     if v.is_const and isinstance(v.const, cls):
         return {n: const(getattr(v.const, n)) for n in cls.field_names()}
@@ -81,7 +82,7 @@ def _fields(lw, call: Call, v: Value, cls: type, what: str) -> dict[str, Value]:
     return {n: v.item(n) for n in cls.field_names()}
 
 
-def _int(lw, call: Call, v: Value, what: str) -> str:
+def _int(lw: LoweringContext, call: Call, v: Value, what: str) -> str:
     return plain_int(lw.int_expr(v, call.node, what))
 
 
@@ -100,7 +101,7 @@ def _esize(t: Value) -> int:
 # ---------------------------------------------------------------------------- data_copy GM -> L1 (ND2NZ)
 
 
-def nd2nz(lw, call: Call, dst: Value, src: Value, p: Value) -> None:
+def nd2nz(lw: LoweringContext, call: Call, dst: Value, src: Value, p: Value) -> None:
     """``data_copy(l1, gm, Nd2NzParams(...))``; called by the data_copy rule."""
     _aic(lw, call)
     if not (isinstance(dst.type, LocalTensorT) and isinstance(src.type, GlobalTensorT)):
@@ -127,10 +128,10 @@ def nd2nz(lw, call: Call, dst: Value, src: Value, p: Value) -> None:
         access.gm(lw, hb.MTE2, src, src_end, False, call.node)
         access.local(lw, hb.MTE2, dst, dst_end, access.WRITE, call.node)
     args = ["_st", "_lm", f"_gm[{src.code[0]}]", *_ints(dst), *_ints(src), *v, str(es)]
-    emit_isa_plain(lw, "cube_move", "nd2nz", args, call.node)
+    lw.emit_isa("cube_move", "nd2nz", args, call.node)
 
 
-def l1_to_bias_table(lw, call: Call, dst: Value, src: Value, p: Value) -> None:
+def l1_to_bias_table(lw: LoweringContext, call: Call, dst: Value, src: Value, p: Value) -> None:
     """``data_copy(c2, l1, DataCopyParams(count, block_len, src_gap, dst_gap))``: L1 -> BiasTable (MTE1).
 
     ``block_len`` counts 64-byte units, the source gap 32-byte and the destination gap 64-byte units
@@ -153,7 +154,7 @@ def l1_to_bias_table(lw, call: Call, dst: Value, src: Value, p: Value) -> None:
                      access.READ, call.node)
         access.local(lw, hb.MTE1, dst, f"(({cnt} - 1) * ({bl} + {dg}) * 64 + {bl} * 64 if {live} else 0)",
                      access.WRITE, call.node)
-    emit_isa_plain(lw, "cube_move", "l1_to_bt", ["_st", "_lm", *_ints(dst), *_ints(src), *v,
+    lw.emit_isa("cube_move", "l1_to_bt", ["_st", "_lm", *_ints(dst), *_ints(src), *v,
                                                  str(_esize(dst))], call.node)
 
 
@@ -161,7 +162,7 @@ def l1_to_bias_table(lw, call: Call, dst: Value, src: Value, p: Value) -> None:
 
 
 @rule(lang.load_data)
-def _load_data(lw, call: Call) -> None:
+def _load_data(lw: LoweringContext, call: Call) -> None:
     _aic(lw, call)
     a = call.bind(lw, "dst, src, params")
     dst, src, p = a["dst"], a["src"], a["params"]
@@ -195,7 +196,7 @@ def _load_data(lw, call: Call) -> None:
                          access.READ_SPAN, call.node)
             access.local(lw, hb.MTE1, dst, f"((({kstep} - 1) * {ds} + {mstep}) * 512 if {live} else 0)",
                          access.WRITE, call.node)
-        emit_isa_plain(lw, "cube_move", "load2d_v2", [*common, *v, str(es)], call.node)
+        lw.emit_isa("cube_move", "load2d_v2", [*common, *v, str(es)], call.node)
         return
     f = _fields(lw, call, p, lang.LoadData2DParams, "params")
     _check_transpose(lw, call, f["if_transpose"], dst, src)
@@ -207,10 +208,10 @@ def _load_data(lw, call: Call) -> None:
                      access.READ_SPAN, call.node)
         access.local(lw, hb.MTE1, dst, f"((({rep} - 1) * (1 + {gap}) + 1) * 512 if {rep} > 0 else 0)",
                      access.WRITE, call.node)
-    emit_isa_plain(lw, "cube_move", "load2d", [*common, *v, str(es)], call.node)
+    lw.emit_isa("cube_move", "load2d", [*common, *v, str(es)], call.node)
 
 
-def _check_transpose(lw, call: Call, flag: Value, dst: Value, src: Value) -> None:
+def _check_transpose(lw: LoweringContext, call: Call, flag: Value, dst: Value, src: Value) -> None:
     t = _const_or_none(flag)
     if t is None or not t:
         return
@@ -222,7 +223,7 @@ def _check_transpose(lw, call: Call, flag: Value, dst: Value, src: Value) -> Non
         lw.type_error("load_data transposes only on the A1 -> A2 and B1 -> B2 paths", call.node)
 
 
-def _load_from_gm(lw, call: Call, dst: Value, src: Value, p: Value) -> None:
+def _load_from_gm(lw: LoweringContext, call: Call, dst: Value, src: Value, p: Value) -> None:
     if src.type.dtype is not dst.type.dtype:
         lw.type_error(f"load_data between {src.type.dtype.name} and {dst.type.dtype.name}: the element types "
                       f"must match", call.node)
@@ -239,11 +240,11 @@ def _load_from_gm(lw, call: Call, dst: Value, src: Value, p: Value) -> None:
                      access.WRITE, call.node)
     args = ["_st", "_lm", f"_gm[{src.code[0]}]", *_ints(dst), str(int(_hw(dst))), *_ints(src), *v,
             str(_esize(dst))]
-    emit_isa_plain(lw, "cube_move", "load2d_gm", args, call.node)
+    lw.emit_isa("cube_move", "load2d_gm", args, call.node)
 
 
 @rule(lang.load_data_with_transpose)
-def _load_data_with_transpose(lw, call: Call) -> None:
+def _load_data_with_transpose(lw: LoweringContext, call: Call) -> None:
     _aic(lw, call)
     a = call.bind(lw, "dst, src, params")
     dst, src, p = a["dst"], a["src"], a["params"]
@@ -268,14 +269,14 @@ def _load_data_with_transpose(lw, call: Call) -> None:
         access.local(lw, hb.MTE1, dst, f"((({rep} - 1) * (1 + {gap}) + {nf - 1} * (1 + {fgap}) + 1) * 512 "
                                        f"if {rep} > 0 else 0)", access.WRITE, call.node)
     args = ["_st", "_lm", *_ints(dst), str(int(_hw(dst))), *_ints(src), str(int(_hw(src))), *v, str(es)]
-    emit_isa_plain(lw, "cube_move", "load2d_transpose", args, call.node)
+    lw.emit_isa("cube_move", "load2d_transpose", args, call.node)
 
 
 # ---------------------------------------------------------------------------- init_const_value
 
 
 @rule(lang.init_const_value)
-def _init_const_value(lw, call: Call) -> None:
+def _init_const_value(lw: LoweringContext, call: Call) -> None:
     _aic(lw, call)
     a = call.bind(lw, "dst, init_const_value_params")
     dst = _local(lw, call, a["dst"], "dst", (TPosition.A1, TPosition.B1, TPosition.A2, TPosition.B2))
@@ -293,11 +294,11 @@ def _init_const_value(lw, call: Call) -> None:
         unit = 512 if hw in (Hardware.L0A, Hardware.L0B) else 32
         access.local(lw, pipe, dst, f"((({rep} - 1) * ({blk} + {gap}) + {blk}) * {unit} if {rep} > 0 else 0)",
                      access.WRITE, call.node)
-    emit_isa_plain(lw, "cube_move", "init_const", ["_st", "_lm", *_ints(dst), str(int(hw)), *v, bits,
+    lw.emit_isa("cube_move", "init_const", ["_st", "_lm", *_ints(dst), str(int(hw)), *v, bits,
                                                    str(d.sizeof())], call.node)
 
 
-def _value_bits(lw, call: Call, value: Value, d: dt.DataType) -> str:
+def _value_bits(lw: LoweringContext, call: Call, value: Value, d: dt.DataType) -> str:
     """The raw bits of ``value`` as an element of ``d``, as an int64 expression."""
     if d is dt.float16:
         return f"np.int64({lw.isa('scalar', 'f32_to_f16')}({lw.materialize(value, call.node, 'float')}))"
@@ -312,7 +313,7 @@ def _value_bits(lw, call: Call, value: Value, d: dt.DataType) -> str:
 
 
 @rule(lang.MmadParams)
-def _mmad_params(lw, call: Call) -> Value:
+def _mmad_params(lw: LoweringContext, call: Call) -> Value:
     """``MmadParams(m, n, k, unit_flag, cmatrix_source, cmatrix_init_val)`` or the legacy 8-field form."""
     legacy = lang.MmadParams.LEGACY
     if len(call.args) > 6 or set(call.kwargs) & set(legacy[3:]):
@@ -339,7 +340,7 @@ def _mmad_params(lw, call: Call) -> Value:
 
 
 @rule(lang.mmad)
-def _mmad(lw, call: Call) -> None:
+def _mmad(lw: LoweringContext, call: Call) -> None:
     _aic(lw, call)
     lw.facts.blas = True          # the launch keeps BLAS to one thread per core thread
     rest = list(call.args[3:])
@@ -402,21 +403,21 @@ def _mmad(lw, call: Call) -> None:
         access.local(lw, hb.M, dst, c_bytes, access.WRITE, call.node)
     args = ["_st", "_lm", *_ints(dst), *_ints(fm), *_ints(flt), *bias_parts, str(bias_kind), m, n, k, uf,
             src_flag, init, str(kind)]
-    emit_isa_plain(lw, "mmad", "mmad", args, call.node)
+    lw.emit_isa("mmad", "mmad", args, call.node)
 
 
 @rule(lang.set_hf32_mode)
-def _set_hf32_mode(lw, call: Call) -> None:
+def _set_hf32_mode(lw: LoweringContext, call: Call) -> None:
     _aic(lw, call)
     a = call.bind(lw, "hf32_mode")
-    emit_isa_plain(lw, "mmad", "set_hf32_mode", ["_st", _int(lw, call, a["hf32_mode"], "hf32_mode")], call.node)
+    lw.emit_isa("mmad", "set_hf32_mode", ["_st", _int(lw, call, a["hf32_mode"], "hf32_mode")], call.node)
 
 
 @rule(lang.set_hf32_trans_mode)
-def _set_hf32_trans_mode(lw, call: Call) -> None:
+def _set_hf32_trans_mode(lw: LoweringContext, call: Call) -> None:
     _aic(lw, call)
     a = call.bind(lw, "hf32_trans_mode")
-    emit_isa_plain(lw, "mmad", "set_hf32_trans_mode",
+    lw.emit_isa("mmad", "set_hf32_trans_mode",
                    ["_st", _int(lw, call, a["hf32_trans_mode"], "hf32_trans_mode")], call.node)
 
 
@@ -424,18 +425,18 @@ def _set_hf32_trans_mode(lw, call: Call) -> None:
 
 
 @rule(lang.FixpipeConfig.cfg_nz)
-def _cfg_nz(lw, call: Call) -> Value:
+def _cfg_nz(lw: LoweringContext, call: Call) -> Value:
     call.bind(lw, "")
     return const(lang.CFG_NZ)
 
 
 @rule(lang.FixpipeConfig.cfg_row_major)
-def _cfg_row_major(lw, call: Call) -> Value:
+def _cfg_row_major(lw: LoweringContext, call: Call) -> Value:
     call.bind(lw, "")
     return const(lang.CFG_ROW_MAJOR)
 
 
-def _layout(lw, call: Call, v: Value | None) -> lang.CO2Layout:
+def _layout(lw: LoweringContext, call: Call, v: Value | None) -> lang.CO2Layout:
     if v is None:
         return lang.CO2Layout.ROW_MAJOR
     c = v.const if v.is_const else None
@@ -454,7 +455,7 @@ def _layout(lw, call: Call, v: Value | None) -> lang.CO2Layout:
 
 
 @rule(lang.fixpipe)
-def _fixpipe(lw, call: Call) -> None:
+def _fixpipe(lw: LoweringContext, call: Call) -> None:
     _aic(lw, call)
     if len(call.args) < 2:
         lw.type_error("fixpipe(dst, src, [cbuf_workspace,] params[, config]) needs dst and src", call.node)
@@ -544,13 +545,13 @@ def _fixpipe(lw, call: Call) -> None:
     args = ["_st", "_lm", *dst_parts, *_ints(src), *ws, str(sk), str(ok), v["n_size"], v["m_size"],
             v["src_stride"], v["dst_stride"], v["quant_pre"], deq, v["nd_num"], v["src_nd_stride"],
             v["dst_nd_stride"], v["relu_en"], v["unit_flag"], f"np.bool_({nz_out})"]
-    emit_isa_plain(lw, "fixpipe", "fixpipe", args, call.node)
+    lw.emit_isa("fixpipe", "fixpipe", args, call.node)
 
 
 @rule(lang.set_fix_pipe_pre_quant_flag)
-def _set_pre_quant(lw, call: Call) -> None:
+def _set_pre_quant(lw: LoweringContext, call: Call) -> None:
     _aic(lw, call)
     a = call.bind(lw, "config")
-    emit_isa_plain(lw, "fixpipe", "set_pre_quant",
+    lw.emit_isa("fixpipe", "set_pre_quant",
                    ["_st", plain_int(lw.u64_expr(a["config"], call.node, "config"))], call.node)
 

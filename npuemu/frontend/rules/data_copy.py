@@ -15,9 +15,10 @@ from ...language.enums import POSITION_MEMORY, VECTOR_POSITIONS, Hardware, TPosi
 from ...language.params import (DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams,
                                 Nd2NzParams)
 from ..registry import Call, rule
+from ..context import LoweringContext
 from ..types import GlobalTensorT, LocalTensorT, ScalarT, Value
 from . import access
-from .common import call_isa_plain, emit_isa_plain, is_int_like, is_params, plain_int
+from .common import is_int_like, is_params, plain_int
 
 # Pipes (Ascend C API pipe table): GM -> UB/L1 runs on MTE2, UB -> GM on MTE3, UB -> UB on V.
 
@@ -27,7 +28,7 @@ _GM_OUT = (Hardware.UB,)
 
 
 @rule(lang.data_copy)
-def _data_copy(lw, call: Call) -> None:
+def _data_copy(lw: LoweringContext, call: Call) -> None:
     if len(call.args) + len(call.kwargs) < 3:
         lw.fail("data_copy(dst, src, count | params) needs three arguments", call.node)
     a = call.bind(lw, "dst, src, count=?, repeat_params=?, intri_params=?")
@@ -53,22 +54,22 @@ def _data_copy(lw, call: Call) -> None:
         _same(lw, call, dst, src)
         _copy_access(lw, call, hb.MTE2, dst, src, count)
         args = ["_lm", _region(src), *_ints(dst), *_ints(src), count, _esize(dst)]
-        emit_isa_plain(lw, "datamove", "gm_to_local", args, call.node)
+        lw.emit_isa("datamove", "gm_to_local", args, call.node)
     elif _local_to_gm(dst, src):
         _same(lw, call, src, dst)
         _copy_access(lw, call, hb.MTE3, dst, src, count)
         args = [_region(dst), "_lm", *_ints(dst), *_ints(src), count, _esize(src)]
-        emit_isa_plain(lw, "datamove", "local_to_gm", args, call.node)
+        lw.emit_isa("datamove", "local_to_gm", args, call.node)
     elif _local_to_local(dst, src):
         _ub_to_ub(lw, call, dst, src)
         _copy_access(lw, call, hb.V, dst, src, count)
         args = ["_lm", *_ints(dst), *_ints(src), count, _esize(dst)]
-        emit_isa_plain(lw, "datamove", "local_to_local", args, call.node)
+        lw.emit_isa("datamove", "local_to_local", args, call.node)
     else:
         _bad_path(lw, call, dst, src)
 
 
-def _copy_access(lw, call: Call, pipe: int, dst: Value, src: Value, count: str) -> None:
+def _copy_access(lw: LoweringContext, call: Call, pipe: int, dst: Value, src: Value, count: str) -> None:
     """The bytes a count-form copy moves: ``count`` elements rounded down to whole 32-byte blocks."""
     if not lw.full_check:
         return
@@ -80,7 +81,7 @@ def _copy_access(lw, call: Call, pipe: int, dst: Value, src: Value, count: str) 
             access.local(lw, pipe, t, nbytes, access.WRITE if write else access.READ, call.node)
 
 
-def _strided_access(lw, call: Call, pipe: int, dst: Value, src: Value, geometry: list[str],
+def _strided_access(lw: LoweringContext, call: Call, pipe: int, dst: Value, src: Value, geometry: list[str],
                     src_block: str, src_step: str, dst_block: str, dst_step: str) -> None:
     """The blocks a strided copy moves on each side (``geometry[0]`` blocks; sizes and steps in bytes)."""
     if not lw.full_check:
@@ -94,7 +95,7 @@ def _strided_access(lw, call: Call, pipe: int, dst: Value, src: Value, geometry:
                                  call.node)
 
 
-def _strided(lw, call: Call, dst: Value, src: Value, p: Value) -> None:
+def _strided(lw: LoweringContext, call: Call, dst: Value, src: Value, p: Value) -> None:
     """``data_copy(dst, src, DataCopyParams(block_count, block_len, src_stride, dst_stride))``."""
     geometry = _fields(lw, call, p)
     # block_len and both gaps are in 32-byte units on both sides
@@ -105,24 +106,24 @@ def _strided(lw, call: Call, dst: Value, src: Value, p: Value) -> None:
         _memory(lw, call, dst, _GM_IN, "the destination of a GM -> local data_copy")
         _strided_access(lw, call, hb.MTE2, dst, src, geometry, block, sstep, block, dstep)
         args = ["_lm", _region(src), *_ints(dst), *_ints(src), *geometry, _esize(dst)]
-        emit_isa_plain(lw, "datamove", "gm_to_local_strided", args, call.node)
+        lw.emit_isa("datamove", "gm_to_local_strided", args, call.node)
     elif _local_to_gm(dst, src):
         _same(lw, call, src, dst)
         _memory(lw, call, src, _GM_OUT, "the source of a local -> GM data_copy")
         _strided_access(lw, call, hb.MTE3, dst, src, geometry, block, sstep, block, dstep)
         args = [_region(dst), "_lm", *_ints(dst), *_ints(src), *geometry, _esize(src)]
-        emit_isa_plain(lw, "datamove", "local_to_gm_strided", args, call.node)
+        lw.emit_isa("datamove", "local_to_gm_strided", args, call.node)
     elif _local_to_local(dst, src):
         _ub_to_ub(lw, call, dst, src)
         _strided_access(lw, call, hb.V, dst, src, geometry, block, sstep, block, dstep)
         args = ["_lm", *_ints(dst), *_ints(src), *geometry, _esize(dst)]
-        emit_isa_plain(lw, "datamove", "local_to_local_strided", args, call.node)
+        lw.emit_isa("datamove", "local_to_local_strided", args, call.node)
     else:
         _bad_path(lw, call, dst, src)
 
 
 @rule(lang.data_copy_pad)
-def _data_copy_pad(lw, call: Call) -> None:
+def _data_copy_pad(lw: LoweringContext, call: Call) -> None:
     a = call.bind(lw, "dst, src, data_copy_params, pad_params=?")
     dst, src, p = a["dst"], a["src"], a["data_copy_params"]
     pad = a.get("pad_params")
@@ -147,13 +148,14 @@ def _data_copy_pad(lw, call: Call) -> None:
         _strided_access(lw, call, hb.MTE3, dst, src, geometry, footprint, f"{footprint} + ({sgap}) * 32", blen,
                         f"({blen}) + ({dgap})")
         args = [_region(dst), "_lm", *_ints(dst), *_ints(src), *geometry, str(int(legacy)), _esize(src)]
-        emit_isa_plain(lw, "datamove", "ub_to_gm_pad", args, call.node)
+        lw.emit_isa("datamove", "ub_to_gm_pad", args, call.node)
     else:
         lw.type_error(f"data_copy_pad from {lw.describe(src)} to {lw.describe(dst)} is not supported "
                       f"(GM -> UB or UB -> GM)", call.node)
 
 
-def _pad_in(lw, call: Call, dst: Value, src: Value, geometry: list[str], legacy: bool, pad: Value | None) -> None:
+def _pad_in(lw: LoweringContext, call: Call, dst: Value, src: Value, geometry: list[str], legacy: bool,
+            pad: Value | None) -> None:
     """GM -> UB: load the pad-value register if ``is_pad``, then copy."""
     d = dst.type.dtype
     if pad is None:
@@ -177,14 +179,14 @@ def _pad_in(lw, call: Call, dst: Value, src: Value, geometry: list[str], legacy:
                     f"{footprint} + ({dgap}) * 32")
     args = ["_lm", "_st", _region(src), *_ints(dst), *_ints(src), *geometry, *padding, str(int(legacy)),
             _esize(dst), str(_pad_kind(d))]
-    emit_isa_plain(lw, "datamove", "gm_to_ub_pad", args, call.node)
+    lw.emit_isa("datamove", "gm_to_ub_pad", args, call.node)
 
 
 def _params_name(legacy: bool) -> str:
     return "DataCopyParams" if legacy else "DataCopyExtParams"
 
 
-def _load_pad_register(lw, call: Call, pad: Value, legacy: bool, d: dt.DataType) -> None:
+def _load_pad_register(lw: LoweringContext, call: Call, pad: Value, legacy: bool, d: dt.DataType) -> None:
     """``is_pad=True`` writes ``padding_value`` into the pad-value register before the copy."""
     is_pad = pad.item("is_pad")
     if is_pad.is_const and not is_pad.const:
@@ -194,15 +196,15 @@ def _load_pad_register(lw, call: Call, pad: Value, legacy: bool, d: dt.DataType)
         fn, expr = "set_pad_raw", plain_int(lw.u64_expr(value, call.node, "padding_value"))
     else:
         fn, expr = _pad_setter(lw, call, value)
-    line = call_isa_plain(lw, "datamove", fn, ["_st", expr, str(d.sizeof())], call.node)
+    line = lw.call_isa("datamove", fn, ["_st", expr, str(d.sizeof())], call.node)
     if is_pad.is_const:
         lw.emit(line)
         return
-    with lw.em.block(f"if {lw.truth(is_pad, call.node)}:"):
+    with lw.emit_if(lw.truth(is_pad, call.node)):
         lw.emit(line)
 
 
-def _pad_setter(lw, call: Call, value: Value) -> tuple[str, str]:
+def _pad_setter(lw: LoweringContext, call: Call, value: Value) -> tuple[str, str]:
     if (isinstance(value.type, ScalarT) and value.type.kind == "float") or \
             (value.is_const and isinstance(value.const, float)):
         return "set_pad_float", lw.materialize(value, call.node, "float")
@@ -217,7 +219,7 @@ def _pad_kind(d: dt.DataType) -> int:
 
 
 @rule(lang.set_pad_value)
-def _set_pad_value(lw, call: Call) -> None:
+def _set_pad_value(lw: LoweringContext, call: Call) -> None:
     a = call.bind(lw, f"padding_value, pos={int(TPosition.MAX)}")
     pos = a["pos"]
     p = lw.const_value(pos, call.node, "pos")
@@ -229,7 +231,7 @@ def _set_pad_value(lw, call: Call) -> None:
     fn, expr = _pad_setter(lw, call, value)
     # the copied type is unknown here (each copy converts the value); element size 0 skips the rule
     # that a 64-bit padding value must be 0, which only DataCopyPad*Params state
-    emit_isa_plain(lw, "datamove", fn, ["_st", expr, "0"], call.node)
+    lw.emit_isa("datamove", fn, ["_st", expr, "0"], call.node)
 
 
 # ---------------------------------------------------------------------------- operand checks
@@ -246,7 +248,7 @@ def _region(g: Value) -> str:
     return f"_gm[{g.code[0]}]"
 
 
-def _fields(lw, call: Call, p: Value) -> list[str]:
+def _fields(lw: LoweringContext, call: Call, p: Value) -> list[str]:
     """block_count, block_len, src_stride, dst_stride of a DataCopyParams/DataCopyExtParams."""
     return [plain_int(lw.int_expr(p.item(n), call.node, f"{p.type.cls.__name__}.{n}"))
             for n in ("block_count", "block_len", "src_stride", "dst_stride")]
@@ -268,7 +270,7 @@ def _esize(t: Value) -> str:
     return str(t.type.dtype.sizeof())
 
 
-def _same(lw, call: Call, local: Value, glob: Value) -> None:
+def _same(lw: LoweringContext, call: Call, local: Value, glob: Value) -> None:
     if glob.type.dtype is None:
         lw.fail("GlobalTensor used before set_global_buffer", call.node)
     if local.type.dtype is not glob.type.dtype:
@@ -276,7 +278,7 @@ def _same(lw, call: Call, local: Value, glob: Value) -> None:
                       f"types must match (use cast for conversions)", call.node)
 
 
-def _memory(lw, call: Call, t: Value, allowed: tuple[Hardware, ...], what: str) -> None:
+def _memory(lw: LoweringContext, call: Call, t: Value, allowed: tuple[Hardware, ...], what: str) -> None:
     hw = POSITION_MEMORY.get(t.type.pos)
     if hw not in allowed:
         names = " or ".join(h.name for h in allowed)
@@ -284,13 +286,13 @@ def _memory(lw, call: Call, t: Value, allowed: tuple[Hardware, ...], what: str) 
                       call.node)
 
 
-def _vector(lw, call: Call, t: Value, what: str) -> None:
+def _vector(lw: LoweringContext, call: Call, t: Value, what: str) -> None:
     if t.type.pos not in VECTOR_POSITIONS:
         lw.type_error(f"{what} is in position {t.type.pos.name}; data_copy_pad moves between GM and UB "
                       f"(VECIN/VECOUT/VECCALC)", call.node)
 
 
-def _ub_to_ub(lw, call: Call, dst: Value, src: Value) -> None:
+def _ub_to_ub(lw: LoweringContext, call: Call, dst: Value, src: Value) -> None:
     if dst.type.pos not in VECTOR_POSITIONS or src.type.pos not in VECTOR_POSITIONS:
         lw.fail("local-to-local data_copy is a UB to UB copy (VECIN/VECOUT/VECCALC)", call.node)
     if dst.type.dtype is not src.type.dtype:
@@ -298,5 +300,5 @@ def _ub_to_ub(lw, call: Call, dst: Value, src: Value) -> None:
                       f"must match", call.node)
 
 
-def _bad_path(lw, call: Call, dst: Value, src: Value) -> None:
+def _bad_path(lw: LoweringContext, call: Call, dst: Value, src: Value) -> None:
     lw.type_error(f"data_copy from {lw.describe(src)} to {lw.describe(dst)} is not a supported path", call.node)

@@ -19,9 +19,10 @@ from ...language import debug as lang
 from ...language.enums import POSITION_MEMORY, Hardware
 from ...language.params import ShapeInfo
 from ..registry import Call, rule
+from ..context import LoweringContext
 from ..types import GlobalAddressT, GlobalTensorT, LocalTensorT, ScalarT, Value
 from . import access
-from .common import call_isa_plain, emit_isa_plain, is_params, plain_arg, plain_int, settle_l0c
+from .common import is_params, plain_arg, plain_int, settle_l0c
 
 _SPEC = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\d+|\*)?(?:\.(?P<prec>\d*|\*))?"
                    r"(?P<length>hh|h|ll|l|j|z|t|L)?(?P<conv>.?)", re.S)
@@ -34,7 +35,7 @@ def _unescape(text: str) -> str:
     return text.replace("\\n", "\n")
 
 
-def _parse_format(lw, fmt: str, node) -> list[Any]:
+def _parse_format(lw: LoweringContext, fmt: str, node) -> list[Any]:
     """Split a printf format into literal text (str) and conversions (regex matches)."""
     if "\n" in fmt:
         lw.fail("printf format contains a newline character; as in pyasc, write it escaped as "
@@ -59,7 +60,7 @@ def _parse_format(lw, fmt: str, node) -> list[Any]:
 
 
 @rule(lang.printf)
-def _printf(lw, call: Call) -> None:
+def _printf(lw: LoweringContext, call: Call) -> None:
     if call.kwargs or not call.args:
         lw.fail("printf(format, *args) takes a format string and positional arguments", call.node)
     fmt_v, args = call.args[0], list(call.args[1:])
@@ -82,12 +83,12 @@ def _printf(lw, call: Call) -> None:
     lw.facts.uses_log = True
     cursor = lw.new_var("logp")
     begin = ["_st", "_log", str(len(formats) - 1), str(len(logged))]
-    lw.emit(f"{cursor} = " + call_isa_plain(lw, "debug", "printf_begin", begin, call.node))
+    lw.emit(f"{cursor} = " + lw.call_isa("debug", "printf_begin", begin, call.node))
     for i, (fn, expr) in enumerate(logged):
         lw.emit(f"{lw.isa('debug', fn)}(_log, {cursor}, {plain_arg(str(i))}, {expr})")
 
 
-def _conversion(lw, call: Call, m: re.Match, arg: Value, logged: list[tuple[str, str]]) -> Any:
+def _conversion(lw: LoweringContext, call: Call, m: re.Match, arg: Value, logged: list[tuple[str, str]]) -> Any:
     """The piece of the printed text for conversion ``m``: text for ``%s``, else a logged Conversion."""
     conv = m.group("conv")
     spec = "%" + m.group("flags") + (m.group("width") or "") + \
@@ -114,7 +115,7 @@ def _merge(pieces: list[Any]) -> list[Any]:
     return out
 
 
-def _printf_arg(lw, call: Call, conv: str, text: str, arg: Value) -> tuple[str, str]:
+def _printf_arg(lw: LoweringContext, call: Call, conv: str, text: str, arg: Value) -> tuple[str, str]:
     """How one printf argument is logged; its kind must suit the conversion."""
     if conv == "p":
         if isinstance(arg.type, LocalTensorT):
@@ -135,7 +136,7 @@ def _printf_arg(lw, call: Call, conv: str, text: str, arg: Value) -> tuple[str, 
 
 
 @rule(lang.dump_tensor)
-def _dump_tensor(lw, call: Call) -> None:
+def _dump_tensor(lw: LoweringContext, call: Call) -> None:
     a = call.bind(lw, "tensor, desc, dump_size, shape_info=None")
     t = a["tensor"]
     desc = plain_int(lw.int_expr(a["desc"], call.node, "desc"))
@@ -155,16 +156,16 @@ def _dump_tensor(lw, call: Call) -> None:
         access.local_count(lw, hb.S, t, f"max({n}, 0)", access.READ_SPAN, call.node)
         settle_l0c(lw, t, call.node)
         args = ["_st", "_log", "_lm", *parts, str(int(hw)), desc, n, str(site), esize]
-        emit_isa_plain(lw, "debug", "dump_local", args, call.node)
+        lw.emit_isa("debug", "dump_local", args, call.node)
     elif isinstance(t.type, GlobalTensorT) and d is not None:
         site = _dump_site(lw, d.name, "GM", shape)
         args = ["_st", "_log", f"_gm[{t.code[0]}]", *parts, desc, n, str(site), esize]
-        emit_isa_plain(lw, "debug", "dump_gm", args, call.node)
+        lw.emit_isa("debug", "dump_gm", args, call.node)
     else:
         lw.type_error(f"dump_tensor needs a LocalTensor or a bound GlobalTensor, got {lw.describe(t)}", call.node)
 
 
-def _shape(lw, call: Call, v: Value) -> tuple[int, ...] | None:
+def _shape(lw: LoweringContext, call: Call, v: Value) -> tuple[int, ...] | None:
     if v.is_const and v.const is None:
         return None
     if not is_params(v, ShapeInfo):
@@ -176,7 +177,7 @@ def _shape(lw, call: Call, v: Value) -> tuple[int, ...] | None:
     return tuple(shape)
 
 
-def _dump_site(lw, dtype: str, position: str, shape: tuple[int, ...] | None) -> int:
+def _dump_site(lw: LoweringContext, dtype: str, position: str, shape: tuple[int, ...] | None) -> int:
     sites = lw.facts.dump_sites
     sites.append(DumpSite(dtype, position, shape))
     lw.facts.uses_log = True

@@ -4,14 +4,15 @@ from __future__ import annotations
 from ...language import dtype as dt
 from ...language import mask as lang
 from ...language.enums import MaskMode
+from ..context import LoweringContext
 from ..registry import Call, rule
-from .common import emit_isa_plain, plain_int
+from .common import plain_int
 
 
 def _no_args(fn: str):
-    def r(lw, call: Call) -> None:
+    def r(lw: LoweringContext, call: Call) -> None:
         call.bind(lw, "")
-        emit_isa_plain(lw, "vmask", fn, ["_st"], call.node)
+        lw.emit_isa("vmask", fn, ["_st"], call.node)
     return r
 
 
@@ -21,7 +22,7 @@ rule(lang.reset_mask)(_no_args("reset_mask"))
 
 
 @rule(lang.set_vector_mask)
-def _set_vector_mask(lw, call: Call) -> None:
+def _set_vector_mask(lw: LoweringContext, call: Call) -> None:
     """``set_vector_mask(length | mask_high, mask_low, *, dtype, mode)``, keyword-only as in pyasc."""
     extra = set(call.kwargs) - {"dtype", "mode"}
     if extra or not 1 <= len(call.args) <= 2:
@@ -38,8 +39,8 @@ def _set_vector_mask(lw, call: Call) -> None:
         lw.type_error(f"mode must be an asc.MaskMode, got {mode!r}", call.node)
     if len(call.args) == 1:
         n = plain_int(lw.int_expr(call.args[0], call.node, "length"))
-        emit_isa_plain(lw, "vmask", "set_vector_mask_len", ["_st", n, str(mode == MaskMode.COUNTER)], call.node)
+        lw.emit_isa("vmask", "set_vector_mask_len", ["_st", n, str(mode == MaskMode.COUNTER)], call.node)
         return
     high = plain_int(lw.u64_expr(call.args[0], call.node, "mask_high"))
     low = plain_int(lw.u64_expr(call.args[1], call.node, "mask_low"))
-    emit_isa_plain(lw, "vmask", "set_vector_mask", ["_st", low, high], call.node)
+    lw.emit_isa("vmask", "set_vector_mask", ["_st", low, high], call.node)

@@ -12,12 +12,13 @@ import ast
 
 from ...errors import UnsupportedSyntaxError
 from ..registry import Call, method
+from ..context import LoweringContext
 from ..types import ArrayT, Value, scalar
 from .common import is_int_like
 
 
 @method(ArrayT, "__getitem__")
-def _array_item(lw, call: Call) -> Value:
+def _array_item(lw: LoweringContext, call: Call) -> Value:
     arr: ArrayT = call.recv.type
     if isinstance(getattr(call.node, "slice", None), ast.Slice):
         lw.fail(f"{arr.describe()}: tiling-data arrays are read one element at a time (a[i])", call.node,

@@ -17,11 +17,12 @@ from enum import IntEnum
 from ...language import sync as lang
 from ...language.enums import HardEvent, MemDsbT, PipeID
 from ..registry import Call, rule
+from ..context import LoweringContext
 from ..types import Value
-from .common import emit_isa_plain, plain_int
+from .common import plain_int
 
 
-def _enum(lw, call: Call, v: Value, cls: type[IntEnum], what: str) -> int:
+def _enum(lw: LoweringContext, call: Call, v: Value, cls: type[IntEnum], what: str) -> int:
     c = lw.const_value(v, call.node, what)
     try:
         return int(cls(c))
@@ -29,43 +30,43 @@ def _enum(lw, call: Call, v: Value, cls: type[IntEnum], what: str) -> int:
         lw.type_error(f"{call.name}: {what} must be a {cls.__name__} member, got {c!r}", call.node)
 
 
-def _flag(lw, call: Call, fn: str) -> None:
+def _flag(lw: LoweringContext, call: Call, fn: str) -> None:
     a = call.bind(lw, "event, event_id=0")
     event = _enum(lw, call, a["event"], HardEvent, "event")
     event_id = lw.int_expr(a["event_id"], call.node, "event_id")
-    emit_isa_plain(lw, "sync", fn, ["_st", str(event), plain_int(event_id)], call.node)
+    lw.emit_isa("sync", fn, ["_st", str(event), plain_int(event_id)], call.node)
     if lw.full_check:
-        emit_isa_plain(lw, "hb", fn, ["_st", "_sh", str(event), plain_int(event_id)], call.node)
+        lw.emit_isa("hb", fn, ["_st", "_sh", str(event), plain_int(event_id)], call.node)
     lw.at_kernel_end(f"{lw.isa('sync', 'check_flags_clear')}(_st)")
 
 
 @rule(lang.set_flag)
-def _set_flag(lw, call: Call) -> None:
+def _set_flag(lw: LoweringContext, call: Call) -> None:
     _flag(lw, call, "set_flag")
 
 
 @rule(lang.wait_flag)
-def _wait_flag(lw, call: Call) -> None:
+def _wait_flag(lw: LoweringContext, call: Call) -> None:
     _flag(lw, call, "wait_flag")
 
 
 @rule(lang.pipe_barrier)
-def _pipe_barrier(lw, call: Call) -> None:
+def _pipe_barrier(lw: LoweringContext, call: Call) -> None:
     a = call.bind(lw, "pipe")
     pipe = _enum(lw, call, a["pipe"], PipeID, "pipe")
     if pipe == PipeID.PIPE_S:
         lw.type_error("pipe_barrier(PipeID.PIPE_S) is not allowed: the scalar pipe executes in order",
                       call.node)
-    emit_isa_plain(lw, "sync", "pipe_barrier", ["_st", str(pipe)], call.node)
+    lw.emit_isa("sync", "pipe_barrier", ["_st", str(pipe)], call.node)
     if pipe == PipeID.PIPE_ALL and lw.full_check:
-        emit_isa_plain(lw, "hb", "barrier_all", ["_st", "_sh"], call.node)
+        lw.emit_isa("hb", "barrier_all", ["_st", "_sh"], call.node)
 
 
 @rule(lang.data_sync_barrier)
-def _data_sync_barrier(lw, call: Call) -> None:
+def _data_sync_barrier(lw: LoweringContext, call: Call) -> None:
     a = call.bind(lw, "arg0")
     arg = _enum(lw, call, a["arg0"], MemDsbT, "arg0")
-    emit_isa_plain(lw, "sync", "data_sync_barrier", ["_st", str(arg)], call.node)
+    lw.emit_isa("sync", "data_sync_barrier", ["_st", str(arg)], call.node)
     if lw.full_check:
         # it waits for every earlier memory access of the core: taken as a full barrier
-        emit_isa_plain(lw, "hb", "barrier_all", ["_st", "_sh"], call.node)
+        lw.emit_isa("hb", "barrier_all", ["_st", "_sh"], call.node)

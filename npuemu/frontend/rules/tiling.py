@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from ...language import tiling as lang
 from ..registry import Call, rule
+from ..context import LoweringContext
 from ..types import GlobalAddressT, Value, const
 
 MAX_TILING_KEY = (1 << 64) - 1      # keys are uint64 (SetTilingKey)
 
 
 @rule(lang.tiling_key_is)
-def _tiling_key_is(lw, call: Call) -> Value:
+def _tiling_key_is(lw: LoweringContext, call: Call) -> Value:
     k = call.bind(lw, "key")["key"]
     if not k.is_const or isinstance(k.const, bool) or not isinstance(k.const, int):
         lw.type_error(f"tiling_key_is() needs a constant integer key, got {lw.describe(k)}", call.node)
@@ -28,7 +29,7 @@ def _tiling_key_is(lw, call: Call) -> Value:
 
 
 @rule(lang.get_user_workspace)
-def _get_user_workspace(lw, call: Call) -> Value:
+def _get_user_workspace(lw: LoweringContext, call: Call) -> Value:
     ws = call.bind(lw, "workspace")["workspace"]
     if not isinstance(ws.type, GlobalAddressT):
         lw.type_error(f"get_user_workspace() needs the workspace GlobalAddress, got {lw.describe(ws)}", call.node)

@@ -13,10 +13,10 @@ from ...language import dtype as dt
 from ...language import params as P
 from ...isa import hb
 from ...language import vec_binary as lang
+from ..context import LoweringContext
 from ..registry import Call, rule
 from . import access
-from .common import (check_dtype, const_bool, emit_isa_plain, level0_args, local, plain_int, same_dtype, suffix,
-                     vector_form)
+from .common import check_dtype, const_bool, level0_args, local, plain_int, same_dtype, suffix, vector_form
 
 _ARITH = (dt.float16, dt.float32, dt.int16, dt.int32)
 _FLOAT = (dt.float16, dt.float32)
@@ -38,7 +38,7 @@ OPS = {
 }
 
 
-def _binary(lw, call: Call, name: str, allowed: tuple[dt.DataType, ...]) -> None:
+def _binary(lw: LoweringContext, call: Call, name: str, allowed: tuple[dt.DataType, ...]) -> None:
     form, a = vector_form(lw, call, "dst, src0, src1", "count, is_set_mask=True",
                           "mask, repeat_times, repeat_params, is_set_mask=True")
     dst, s0, s1 = a["dst"], a["src0"], a["src1"]
@@ -54,14 +54,14 @@ def _binary(lw, call: Call, name: str, allowed: tuple[dt.DataType, ...]) -> None
         access.local_count(lw, hb.V, s0, count, access.READ, call.node)
         access.local_count(lw, hb.V, s1, count, access.READ, call.node)
         access.local_count(lw, hb.V, dst, count, access.WRITE, call.node)
-        emit_isa_plain(lw, "vec_binary", f"{name}_{suffix(d)}", [*operands, count], call.node)
+        lw.emit_isa("vec_binary", f"{name}_{suffix(d)}", [*operands, count], call.node)
         return
     l0 = level0_args(lw, a, P.BinaryRepeatParams, call.node)
     head, (dblk, s0blk, s1blk, drep, s0rep, s1rep) = l0[:5], l0[5:]
     access.level0(lw, hb.V, s0, head, s0blk, s0rep, access.READ, call.node)
     access.level0(lw, hb.V, s1, head, s1blk, s1rep, access.READ, call.node)
     access.level0(lw, hb.V, dst, head, dblk, drep, access.WRITE, call.node)
-    emit_isa_plain(lw, "vec_binary", f"{name}_l0_{suffix(d)}", [*operands, *l0], call.node)
+    lw.emit_isa("vec_binary", f"{name}_l0_{suffix(d)}", [*operands, *l0], call.node)
 
 
 def _rule_for(name: str, allowed: tuple[dt.DataType, ...]) -> Callable:

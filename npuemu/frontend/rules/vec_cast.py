@@ -13,10 +13,10 @@ from ...language import dtype as dt
 from ...language import params as P
 from ...language import vec_cast as lang
 from ...language.enums import RoundMode
+from ..context import LoweringContext
 from ..registry import Call, rule
 from . import access
-from .common import (const_bool, emit_isa_plain, local, mask_operand, plain_int, repeat_params, suffix,
-                     vector_form)
+from .common import const_bool, local, mask_operand, plain_int, repeat_params, suffix, vector_form
 
 N, R, F, C, A, Z, O = (RoundMode.CAST_NONE, RoundMode.CAST_RINT, RoundMode.CAST_FLOOR, RoundMode.CAST_CEIL,
                        RoundMode.CAST_ROUND, RoundMode.CAST_TRUNC, RoundMode.CAST_ODD)
@@ -60,7 +60,7 @@ def _names(modes) -> str:
     return ", ".join(m.name for m in sorted(modes))
 
 
-def _round_mode(lw, v, node) -> RoundMode:
+def _round_mode(lw: LoweringContext, v, node) -> RoundMode:
     m = lw.const_value(v, node, "round_mode")
     try:
         return RoundMode(m)
@@ -68,7 +68,7 @@ def _round_mode(lw, v, node) -> RoundMode:
         lw.type_error(f"round_mode must be an asc.RoundMode, got {lw.describe(v)}", node)
 
 
-def _check_pair(lw, src: dt.DataType, dst: dt.DataType, mode: RoundMode, node) -> None:
+def _check_pair(lw: LoweringContext, src: dt.DataType, dst: dt.DataType, mode: RoundMode, node) -> None:
     pair = f"{src.name} -> {dst.name}"
     if (src, dst) in NOT_EMULATED:
         lw.type_error(f"cast {pair} ({mode.name}) is not emulated: {NOT_EMULATED[(src, dst)]}", node)
@@ -83,7 +83,7 @@ def _check_pair(lw, src: dt.DataType, dst: dt.DataType, mode: RoundMode, node) -
 
 
 @rule(lang.cast)
-def _cast(lw, call: Call) -> None:
+def _cast(lw: LoweringContext, call: Call) -> None:
     form, a = vector_form(lw, call, "dst, src, round_mode", "count",
                           "mask, repeat_times, repeat_params, is_set_mask=True")
     dst, src = a["dst"], a["src"]
@@ -97,7 +97,7 @@ def _cast(lw, call: Call) -> None:
         count = lw.int_expr(a["count"], call.node, "count")
         access.local_count(lw, hb.V, src, count, access.READ, call.node)
         access.local_count(lw, hb.V, dst, count, access.WRITE, call.node)
-        emit_isa_plain(lw, "vec_cast", "cast", [*operands, count], call.node)
+        lw.emit_isa("vec_cast", "cast", [*operands, count], call.node)
         return
     is_set_mask = const_bool(lw, a["is_set_mask"], call.node, "is_set_mask")
     head = [str(is_set_mask), *mask_operand(lw, a["mask"], call.node),
@@ -106,4 +106,4 @@ def _cast(lw, call: Call) -> None:
     wide = max(s.sizeof(), d.sizeof())        # lanes and mask follow the wider type
     access.level0(lw, hb.V, src, head, sblk, srep, access.READ, call.node, wide)
     access.level0(lw, hb.V, dst, head, dblk, drep, access.WRITE, call.node, wide)
-    emit_isa_plain(lw, "vec_cast", "cast_l0", [*operands, *head, dblk, sblk, drep, srep], call.node)
+    lw.emit_isa("vec_cast", "cast_l0", [*operands, *head, dblk, sblk, drep, srep], call.node)

@@ -10,6 +10,7 @@ from ...language import params as P
 from ...language import vec_cmpsel as lang
 from ...language.enums import CMPMODE, SelMode
 from ..registry import Call, rule
+from ..context import LoweringContext
 from ..types import LocalTensorT, ScalarT, Value, is_number
 from . import access
 from .common import check_dtype, is_params, local, mask_operand
@@ -30,7 +31,7 @@ def _is_tensor(v: Value) -> bool:
     return isinstance(v.type, LocalTensorT)
 
 
-def _cmp_mode(lw, call: Call, v: Value, d: dt.DataType) -> int:
+def _cmp_mode(lw: LoweringContext, call: Call, v: Value, d: dt.DataType) -> int:
     mode = enum_arg(lw, v, call.node, CMPMODE, "cmp_mode")
     if d is dt.int32 and mode != CMPMODE.EQ:
         lw.type_error(f"{call.name} on int32 supports only CMPMODE.EQ, got CMPMODE.{CMPMODE(mode).name}",
@@ -38,7 +39,7 @@ def _cmp_mode(lw, call: Call, v: Value, d: dt.DataType) -> int:
     return mode
 
 
-def _scalar(lw, v: Value, d: dt.DataType, node: ast.AST | None, what: str) -> str:
+def _scalar(lw: LoweringContext, v: Value, d: dt.DataType, node: ast.AST | None, what: str) -> str:
     """A scalar operand as a float64 isa argument (converted to ``d`` inside the instruction)."""
     if not is_number(v):
         lw.type_error(f"{what} must be a number, got {lw.describe(v)}", node)
@@ -49,12 +50,12 @@ def _scalar(lw, v: Value, d: dt.DataType, node: ast.AST | None, what: str) -> st
     return f"np.float64({lw.materialize(v, node)})"
 
 
-def _bits_dst(lw, call: Call, v: Value) -> None:
+def _bits_dst(lw: LoweringContext, call: Call, v: Value) -> None:
     local(lw, v, call.node, "dst")
     check_dtype(lw, f"{call.name} dst", v.type.dtype, BITS_TYPES, call.node)
 
 
-def _full_repeats(lw, call: Call, t: Value, repeat: str, blk: str, rep: str) -> None:
+def _full_repeats(lw: LoweringContext, call: Call, t: Value, repeat: str, blk: str, rep: str) -> None:
     """A compare source: every lane of ``repeat`` repeats (the mask is reserved on A2)."""
     access.local(lw, hb.V, t, f"((({repeat}) - 1) * max({rep}, 0) + 7 * max({blk}, 0) + 1) * 32 if ({repeat}) > 0 "
                               f"else 0", access.READ_SPAN, call.node)
@@ -63,7 +64,7 @@ def _full_repeats(lw, call: Call, t: Value, repeat: str, blk: str, rep: str) -> 
 # --------------------------------------------------------------------------- compare / compare_scalar
 
 @rule(lang.compare)
-def _compare(lw, call: Call) -> None:
+def _compare(lw: LoweringContext, call: Call) -> None:
     p = call.args
     tensor_form = "dst" in call.kwargs or (len(p) >= 3 and _is_tensor(p[2]))
     if not tensor_form:
@@ -97,7 +98,7 @@ def _compare(lw, call: Call) -> None:
     emit(lw, "vec_cmpsel", "compare", [*head, repeat, s0blk, s1blk, s0rep, s1rep], call.node)
 
 
-def _compare_register(lw, call: Call) -> None:
+def _compare_register(lw: LoweringContext, call: Call) -> None:
     a = call.bind(lw, "src0, src1, cmp_mode, mask, repeat_params, is_set_mask=True")
     d = operands(lw, call, a, ("src0", "src1"), SEL_TYPES)      # the register form has no int32 variant
     mode = _cmp_mode(lw, call, a["cmp_mode"], d)
@@ -113,7 +114,7 @@ def _compare_register(lw, call: Call) -> None:
 
 
 @rule(lang.compare_scalar)
-def _compare_scalar(lw, call: Call) -> None:
+def _compare_scalar(lw: LoweringContext, call: Call) -> None:
     level0 = len(call.args) >= 6 or has_any(call, "mask", "repeat_times", "repeat_params")
     if level0:
         a = call.bind(lw, "dst, src0, src1_scalar, cmp_mode, mask, repeat_times, repeat_params, is_set_mask=True")
@@ -141,7 +142,7 @@ def _compare_scalar(lw, call: Call) -> None:
 
 
 @rule(lang.get_cmp_mask)
-def _get_cmp_mask(lw, call: Call) -> None:
+def _get_cmp_mask(lw: LoweringContext, call: Call) -> None:
     a = call.bind(lw, "dst")
     local(lw, a["dst"], call.node, "dst")
     access.local(lw, hb.V, a["dst"], "16", access.WRITE, call.node)
@@ -149,7 +150,7 @@ def _get_cmp_mask(lw, call: Call) -> None:
 
 
 @rule(lang.set_cmp_mask)
-def _set_cmp_mask(lw, call: Call) -> None:
+def _set_cmp_mask(lw: LoweringContext, call: Call) -> None:
     a = call.bind(lw, "src")
     local(lw, a["src"], call.node, "src")
     access.local(lw, hb.V, a["src"], "16", access.READ, call.node)
@@ -158,14 +159,14 @@ def _set_cmp_mask(lw, call: Call) -> None:
 
 # --------------------------------------------------------------------------- select
 
-def _sel_mask(lw, call: Call, v: Value) -> list[str]:
+def _sel_mask(lw: LoweringContext, call: Call, v: Value) -> list[str]:
     local(lw, v, call.node, "sel_mask")
     check_dtype(lw, f"{call.name} sel_mask", v.type.dtype, SEL_MASK_TYPES, call.node)
     return [v.code[0], nbytes(v)]
 
 
 @rule(lang.select)
-def _select(lw, call: Call) -> None:
+def _select(lw: LoweringContext, call: Call) -> None:
     p = call.args
     plain = not has_any(call, "mask", "count")
     if plain and (len(p) == 6 and is_params(p[4], P.BinaryRepeatParams) or
@@ -223,7 +224,7 @@ def _select(lw, call: Call) -> None:
     emit(lw, "vec_cmpsel", "select", [*head, "1", is_set_mask, *mask, repeat, *strides], call.node)
 
 
-def _select_access(lw, call: Call, a: dict[str, Value], mode: int, l0: list[str], strides: list[str],
+def _select_access(lw: LoweringContext, call: Call, a: dict[str, Value], mode: int, l0: list[str], strides: list[str],
                    d: dt.DataType) -> None:
     """The tensor operands of a level-0 select (strides in BinaryRepeatParams order)."""
     dblk, s0blk, s1blk, drep, s0rep, s1rep = strides
@@ -233,7 +234,7 @@ def _select_access(lw, call: Call, a: dict[str, Value], mode: int, l0: list[str]
     access.level0(lw, hb.V, a["dst"], l0, dblk, drep, access.WRITE, call.node)
 
 
-def _select_register(lw, call: Call) -> None:
+def _select_register(lw: LoweringContext, call: Call) -> None:
     """``select(dst, src0, src1, repeat_times, repeat_params, sel_mode)``: bits (or their address) in CMPMASK."""
     a = call.bind(lw, "dst, src0, src1, repeat_times, repeat_params, sel_mode")
     d = operands(lw, call, a, ("dst", "src0", "src1"), SEL_TYPES)
@@ -250,7 +251,7 @@ def _select_register(lw, call: Call) -> None:
         "np.float64(0.0)", "0", "0", "False", "0", "0", repeat, *strides], call.node)
 
 
-def _select_register_scalar(lw, call: Call) -> None:
+def _select_register_scalar(lw: LoweringContext, call: Call) -> None:
     """``select(dst, sel_mask, src0, repeat_times, repeat_params)``: mode 1 with the scalar in CMPMASK."""
     a = call.bind(lw, "dst, sel_mask, src0, repeat_times, repeat_params")
     d = operands(lw, call, a, ("dst", "src0"), SEL_TYPES)

@@ -7,16 +7,17 @@ from ...language import dtype as dt
 from ...language import params as P
 from ...language import vec_fill as lang
 from ..registry import Call, rule
+from ..context import LoweringContext
 from ..types import is_number
 from . import access
-from .common import (check_dtype, const_bool, emit_isa_plain, is_int_like, is_params, local, mask_operand,
-                     plain_int, same_dtype, vector_form)
+from .common import (check_dtype, const_bool, is_int_like, is_params, local, mask_operand, plain_int, same_dtype,
+                     vector_form)
 
 DTYPES = (dt.int16, dt.uint16, dt.int32, dt.uint32, dt.float16, dt.bfloat16, dt.float32)
 _KIND = {dt.float32: isa.KIND_F32, dt.float16: isa.KIND_F16, dt.bfloat16: isa.KIND_BF16}
 
 
-def _scalar(lw, d: dt.DataType, v, node) -> list[str]:
+def _scalar(lw: LoweringContext, d: dt.DataType, v, node) -> list[str]:
     """The scalar as the isa's ``kind, fvalue, ivalue`` arguments."""
     if d.is_float:
         if not is_number(v):
@@ -29,7 +30,7 @@ def _scalar(lw, d: dt.DataType, v, node) -> list[str]:
 
 
 @rule(lang.duplicate)
-def _duplicate(lw, call: Call) -> None:
+def _duplicate(lw: LoweringContext, call: Call) -> None:
     # pyasc's count form also takes (and ignores) is_set_mask
     form, a = vector_form(lw, call, "dst, scalar", "count, is_set_mask=True",
                           "mask, repeat_times, dst_block_stride, dst_repeat_stride, is_set_mask=True")
@@ -40,7 +41,7 @@ def _duplicate(lw, call: Call) -> None:
     if form == "count":
         count = lw.int_expr(a["count"], call.node, "count")
         access.local_count(lw, hb.V, dst, count, access.WRITE, call.node)
-        emit_isa_plain(lw, "vec_fill", "duplicate", [*operands, count], call.node)
+        lw.emit_isa("vec_fill", "duplicate", [*operands, count], call.node)
         return
     is_set_mask = const_bool(lw, a["is_set_mask"], call.node, "is_set_mask")
     head = [str(is_set_mask), *mask_operand(lw, a["mask"], call.node),
@@ -48,11 +49,11 @@ def _duplicate(lw, call: Call) -> None:
     blk = lw.int_expr(a["dst_block_stride"], call.node, "dst_block_stride")
     rep = lw.int_expr(a["dst_repeat_stride"], call.node, "dst_repeat_stride")
     access.level0(lw, hb.V, dst, head, blk, rep, access.WRITE, call.node)
-    emit_isa_plain(lw, "vec_fill", "duplicate_l0", [*operands, *head, blk, rep], call.node)
+    lw.emit_isa("vec_fill", "duplicate_l0", [*operands, *head, blk, rep], call.node)
 
 
 @rule(lang.brcb)
-def _brcb(lw, call: Call) -> None:
+def _brcb(lw: LoweringContext, call: Call) -> None:
     a = call.bind(lw, "dst, src0, repeat_times, repeat_params")    # pyasc's parameter names
     dst, src, rp = a["dst"], a["src0"], a["repeat_params"]
     local(lw, dst, call.node, "dst")
@@ -69,6 +70,6 @@ def _brcb(lw, call: Call) -> None:
     access.local_count(lw, hb.V, src, f"8 * {reps}", access.READ, call.node)
     access.local(lw, hb.V, dst, f"(({reps} - 1) * max({rep}, 0) + 7 * max({blk}, 0) + 1) * 32 if {reps} > 0 else 0",
                  access.WRITE, call.node)
-    emit_isa_plain(lw, "vec_fill", "brcb", [
+    lw.emit_isa("vec_fill", "brcb", [
         "_st", "_lm", *map(plain_int, dst.code), *map(plain_int, src.code), str(d.sizeof()), repeat, blk, rep],
         call.node)

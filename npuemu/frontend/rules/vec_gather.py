@@ -5,6 +5,7 @@ from ...isa import hb
 from ...language import dtype as dt
 from ...language import params as P
 from ...language import vec_gather as lang
+from ..context import LoweringContext
 from ..registry import Call, rule
 from . import access
 from .common import check_dtype, local, mask_operand
@@ -14,13 +15,13 @@ GATHER_TYPES = (dt.float16, dt.bfloat16, dt.int16, dt.uint16, dt.float32, dt.int
 GATHERB_TYPES = (dt.uint16, dt.uint32)
 
 
-def _offsets(lw, call: Call, name: str, v) -> None:
+def _offsets(lw: LoweringContext, call: Call, name: str, v) -> None:
     local(lw, v, call.node, name)
     check_dtype(lw, f"{call.name} {name}", v.type.dtype, (dt.uint32,), call.node)
 
 
 @rule(lang.gather)
-def _gather(lw, call: Call) -> None:
+def _gather(lw: LoweringContext, call: Call) -> None:
     level0 = len(call.args) >= 7 or has_any(call, "mask", "repeat_times", "dst_rep_stride")
     if level0:
         a = call.bind(lw, "dst, src, src_offset, src_base, mask, repeat_times, dst_rep_stride")
@@ -50,7 +51,7 @@ def _gather(lw, call: Call) -> None:
 
 
 @rule(lang.gatherb)
-def _gatherb(lw, call: Call) -> None:
+def _gatherb(lw: LoweringContext, call: Call) -> None:
     a = call.bind(lw, "dst, src0, offset, repeat_times, repeat_params")
     d = operands(lw, call, a, ("dst", "src0"), GATHERB_TYPES)
     _offsets(lw, call, "offset", a["offset"])

@@ -15,16 +15,17 @@ from ...language import dtype as dt
 from ...language import vec_reduce as lang
 from ...language.enums import ReduceOrder
 from ..registry import Call, rule
+from ..context import LoweringContext
 from ..types import Value
 from . import access
-from .common import check_dtype, emit_isa_plain, is_int_like, is_params, local, mask_operand, same_dtype
+from .common import check_dtype, is_int_like, is_params, local, mask_operand, same_dtype
 
 FLOATS = (dt.float16, dt.float32)
 
 
 # --------------------------------------------------------------------------- shared argument helpers
 
-def emit(lw, module: str, fn: str, args: Sequence[str], node: ast.AST | None) -> None:
+def emit(lw: LoweringContext, module: str, fn: str, args: Sequence[str], node: ast.AST | None) -> None:
     """Emit an isa call with every scalar argument as a NumPy scalar.
 
     Numba compiles a callee once per distinct *literal* argument type, and a
@@ -37,10 +38,10 @@ def emit(lw, module: str, fn: str, args: Sequence[str], node: ast.AST | None) ->
             return a
         return f"np.int64({a})"
 
-    emit_isa_plain(lw, module, fn, [plain(a) for a in args], node)
+    lw.emit_isa(module, fn, [plain(a) for a in args], node)
 
 
-def flag(lw, v: Value, node: ast.AST | None, what: str) -> str:
+def flag(lw: LoweringContext, v: Value, node: ast.AST | None, what: str) -> str:
     """A boolean argument as an isa int (0/1)."""
     if v.is_const:
         if not isinstance(v.const, (bool, int)):
@@ -49,7 +50,7 @@ def flag(lw, v: Value, node: ast.AST | None, what: str) -> str:
     return f"int({lw.int_expr(v, node, what)} != 0)"
 
 
-def enum_arg(lw, v: Value, node: ast.AST | None, cls: type[IntEnum], what: str) -> int:
+def enum_arg(lw: LoweringContext, v: Value, node: ast.AST | None, cls: type[IntEnum], what: str) -> int:
     """A compile-time member of ``cls`` (or its int value)."""
     c = lw.const_value(v, node, what)
     try:
@@ -59,7 +60,8 @@ def enum_arg(lw, v: Value, node: ast.AST | None, cls: type[IntEnum], what: str) 
         lw.type_error(f"{what} must be one of {names}, got {c!r}", node)
 
 
-def record_ints(lw, v: Value, cls: type, node: ast.AST | None, what: str, names: Sequence[str]) -> list[str]:
+def record_ints(lw: LoweringContext, v: Value, cls: type, node: ast.AST | None, what: str,
+                names: Sequence[str]) -> list[str]:
     """Fields ``names`` of a parameter struct of class ``cls``, as isa ints."""
     if not is_params(v, cls):
         lw.type_error(f"{what} must be an asc.{cls.__name__}, got {lw.describe(v)}", node)
@@ -75,7 +77,7 @@ def half_flag(d: dt.DataType) -> str:
     return "1" if d is dt.float16 else "0"
 
 
-def operands(lw, call: Call, a: dict[str, Value], names: Sequence[str], allowed: Sequence[dt.DataType]
+def operands(lw: LoweringContext, call: Call, a: dict[str, Value], names: Sequence[str], allowed: Sequence[dt.DataType]
              ) -> dt.DataType:
     """Check ``names`` are vector LocalTensors of one dtype in ``allowed``; return it."""
     for n in names:
@@ -91,7 +93,7 @@ def has_any(call: Call, *names: str) -> bool:
 
 # --------------------------------------------------------------------------- per-repeat reductions
 
-def _level0(lw, call: Call, a: dict[str, Value], repeat: str, strides: Sequence[str]) -> list[str]:
+def _level0(lw: LoweringContext, call: Call, a: dict[str, Value], repeat: str, strides: Sequence[str]) -> list[str]:
     """``is_set_mask``, the mask words, the repeat count and the strides, as isa arguments."""
     return [flag(lw, a["is_set_mask"], call.node, "is_set_mask"), *mask_operand(lw, a["mask"], call.node),
             *(lw.int_expr(a[n], call.node, n) for n in (repeat, *strides))]
@@ -100,7 +102,7 @@ def _level0(lw, call: Call, a: dict[str, Value], repeat: str, strides: Sequence[
 _STRIDES = ("dst_rep_stride", "src_blk_stride", "src_rep_stride")
 
 
-def _declare(lw, call: Call, a: dict[str, Value], l0: list[str], d: dt.DataType, slot_bytes: int,
+def _declare(lw: LoweringContext, call: Call, a: dict[str, Value], l0: list[str], d: dt.DataType, slot_bytes: int,
              slots_per_repeat: int) -> None:
     """Race-check a per-repeat reduction: its source lanes, and ``slots_per_repeat`` results of
     ``slot_bytes`` per repeat in the destination, ``dst_rep_stride`` apart (in result units)."""
@@ -114,7 +116,7 @@ def _declare(lw, call: Call, a: dict[str, Value], l0: list[str], d: dt.DataType,
                  access.WRITE, call.node)
 
 
-def _whole(lw, call: Call, op: int) -> None:
+def _whole(lw: LoweringContext, call: Call, op: int) -> None:
     extra = ", order=?" if op != isa.OP_SUM else ""
     a = call.bind(lw, f"dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride, src_rep_stride{extra}, "
                       "is_set_mask=True")
@@ -135,7 +137,7 @@ rule(lang.whole_reduce_min)(lambda lw, call: _whole(lw, call, isa.OP_MIN))
 
 
 @rule(lang.repeat_reduce_sum)
-def _repeat_reduce_sum(lw, call: Call) -> None:
+def _repeat_reduce_sum(lw: LoweringContext, call: Call) -> None:
     a = call.bind(lw, "dst, src, repeat_time, mask, dst_blk_stride, src_blk_stride, dst_rep_stride, "
                       "src_rep_stride, is_set_mask=True")
     d = operands(lw, call, a, ("dst", "src"), FLOATS)
@@ -149,7 +151,7 @@ def _repeat_reduce_sum(lw, call: Call) -> None:
                                             *a["dst"].code, *a["src"].code, *l0], call.node)
 
 
-def _block(lw, call: Call, op: int) -> None:
+def _block(lw: LoweringContext, call: Call, op: int) -> None:
     a = call.bind(lw, "dst, src, repeat, mask, dst_rep_stride, src_blk_stride, src_rep_stride, is_set_mask=True")
     d = operands(lw, call, a, ("dst", "src"), FLOATS)
     l0 = _level0(lw, call, a, "repeat", _STRIDES)
@@ -164,7 +166,7 @@ rule(lang.block_reduce_min)(lambda lw, call: _block(lw, call, isa.OP_MIN))
 
 
 @rule(lang.pair_reduce_sum)
-def _pair_reduce_sum(lw, call: Call) -> None:
+def _pair_reduce_sum(lw: LoweringContext, call: Call) -> None:
     a = call.bind(lw, "dst, src, repeat_time, mask, dst_rep_stride, src_blk_stride, src_rep_stride, "
                       "is_set_mask=True")
     d = operands(lw, call, a, ("dst", "src"), FLOATS)
@@ -176,7 +178,7 @@ def _pair_reduce_sum(lw, call: Call) -> None:
 
 # --------------------------------------------------------------------------- reduce_sum / reduce_max / reduce_min
 
-def _reduce(lw, call: Call, op: int) -> None:
+def _reduce(lw: LoweringContext, call: Call, op: int) -> None:
     index = "" if op == isa.OP_SUM else ", cal_index=False"
     mask_form = len(call.args) >= 6 or has_any(call, "mask", "repeat_time", "src_rep_stride")
     if mask_form:
@@ -202,7 +204,7 @@ def _reduce(lw, call: Call, op: int) -> None:
         emit(lw, "vec_reduce", "reduce_count", ["_lm", "_st", *args, count], call.node)
 
 
-def _reduce_results(lw, call: Call, a: dict[str, Value], d: dt.DataType, op: int, cal: str) -> None:
+def _reduce_results(lw: LoweringContext, call: Call, a: dict[str, Value], d: dt.DataType, op: int, cal: str) -> None:
     """reduce_*: the value (and index) in dst; max/min also work in shared_tmp_buffer (A2 sums do not)."""
     access.local(lw, hb.V, a["dst"], f"({d.sizeof()} * (2 if {cal} else 1))" if op != isa.OP_SUM else str(d.sizeof()),
                  access.WRITE, call.node)

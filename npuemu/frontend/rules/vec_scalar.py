@@ -20,9 +20,9 @@ from ...isa import hb
 from ...language import vec_scalar as lang
 from ..registry import Call, rule
 from . import access
+from ..context import LoweringContext
 from ..types import Value, is_number
-from .common import (check_dtype, const_bool, emit_isa_plain, level0_args, local, plain_int, same_dtype, suffix,
-                     vector_form)
+from .common import check_dtype, const_bool, level0_args, local, plain_int, same_dtype, suffix, vector_form
 from .vec_unary import unary_level0_access
 
 _ARITH = (dt.float16, dt.float32, dt.int16, dt.int32)
@@ -45,7 +45,7 @@ AXPY_PAIRS = ((dt.float16, dt.float16), (dt.float32, dt.float32), (dt.float32, d
 _DEFAULT_UNARY_PARAMS = ["1", "1", "8", "8"]
 
 
-def scalar_operand(lw, v: Value, d: dt.DataType, node) -> str:
+def scalar_operand(lw: LoweringContext, v: Value, d: dt.DataType, node) -> str:
     """The scalar argument as an isa argument: float64 for float ``d``, int64 for integer ``d``.
 
     A constant is converted to ``d`` here (floats round once to nearest even;
@@ -74,7 +74,7 @@ def scalar_operand(lw, v: Value, d: dt.DataType, node) -> str:
     return f"float({v.code[0]})" if d.is_float else plain_int(f"int({v.code[0]})")
 
 
-def _scalar_op(lw, call: Call, name: str, allowed: tuple[dt.DataType, ...]) -> None:
+def _scalar_op(lw: LoweringContext, call: Call, name: str, allowed: tuple[dt.DataType, ...]) -> None:
     form, a = vector_form(lw, call, "dst, src, scalar", "count, is_set_mask=True",
                           "mask, repeat_times, repeat_params, is_set_mask=True")
     dst, src = a["dst"], a["src"]
@@ -89,7 +89,7 @@ def _scalar_op(lw, call: Call, name: str, allowed: tuple[dt.DataType, ...]) -> N
         count = plain_int(lw.int_expr(a["count"], call.node, "count"))
         access.local_count(lw, hb.V, src, count, access.READ, call.node)
         access.local_count(lw, hb.V, dst, count, access.WRITE, call.node)
-        emit_isa_plain(lw, "vec_scalar", f"{name}_{suffix(d)}", [*operands, count], call.node)
+        lw.emit_isa("vec_scalar", f"{name}_{suffix(d)}", [*operands, count], call.node)
         return
     if form == "count":
         # Ascend C runs the count form with is_set_mask=False as one repeat under the mask register
@@ -97,15 +97,15 @@ def _scalar_op(lw, call: Call, name: str, allowed: tuple[dt.DataType, ...]) -> N
         lw.int_expr(a["count"], call.node, "count")
         l0 = ["False", "False", "0", "0", "1", *_DEFAULT_UNARY_PARAMS]
         unary_level0_access(lw, dst, src, l0, call.node)
-        emit_isa_plain(lw, "vec_scalar", f"{name}_l0_{suffix(d)}", [*operands, *l0], call.node)
+        lw.emit_isa("vec_scalar", f"{name}_l0_{suffix(d)}", [*operands, *l0], call.node)
         return
     l0 = level0_args(lw, a, P.UnaryRepeatParams, call.node)
     unary_level0_access(lw, dst, src, l0, call.node)
-    emit_isa_plain(lw, "vec_scalar", f"{name}_l0_{suffix(d)}", [*operands, *l0], call.node)
+    lw.emit_isa("vec_scalar", f"{name}_l0_{suffix(d)}", [*operands, *l0], call.node)
 
 
 @rule(lang.axpy)
-def _axpy(lw, call: Call) -> None:
+def _axpy(lw: LoweringContext, call: Call) -> None:
     form, a = vector_form(lw, call, "dst, src, scalar", "count",
                           "mask, repeat_times, repeat_params, is_set_mask=True")
     dst, src = a["dst"], a["src"]
@@ -124,11 +124,11 @@ def _axpy(lw, call: Call) -> None:
         access.local_count(lw, hb.V, src, count, access.READ, call.node)
         access.local_count(lw, hb.V, dst, count, access.READ, call.node)
         access.local_count(lw, hb.V, dst, count, access.WRITE, call.node)
-        emit_isa_plain(lw, "vec_scalar", f"axpy_{pair}", [*operands, count], call.node)
+        lw.emit_isa("vec_scalar", f"axpy_{pair}", [*operands, count], call.node)
         return
     l0 = level0_args(lw, a, P.UnaryRepeatParams, call.node)
     unary_level0_access(lw, dst, src, l0, call.node, dst_read=True)
-    emit_isa_plain(lw, "vec_scalar", f"axpy_l0_{pair}", [*operands, *l0], call.node)
+    lw.emit_isa("vec_scalar", f"axpy_l0_{pair}", [*operands, *l0], call.node)
 
 
 def _rule_for(name: str, allowed: tuple[dt.DataType, ...]) -> Callable:

@@ -13,9 +13,10 @@ from ...language import dtype as dt
 from ...language import params as P
 from ...isa import hb
 from ...language import vec_unary as lang
+from ..context import LoweringContext
 from ..registry import Call, rule
 from . import access
-from .common import check_dtype, emit_isa_plain, level0_args, local, plain_int, same_dtype, suffix, vector_form
+from .common import check_dtype, level0_args, local, plain_int, same_dtype, suffix, vector_form
 
 _FLOAT = (dt.float16, dt.float32)
 
@@ -32,7 +33,7 @@ OPS = {
 }
 
 
-def _unary(lw, call: Call, name: str, allowed: tuple[dt.DataType, ...]) -> None:
+def _unary(lw: LoweringContext, call: Call, name: str, allowed: tuple[dt.DataType, ...]) -> None:
     form, a = vector_form(lw, call, "dst, src", "count",
                           "mask, repeat_times, repeat_params, is_set_mask=True")
     dst, src = a["dst"], a["src"]
@@ -45,14 +46,14 @@ def _unary(lw, call: Call, name: str, allowed: tuple[dt.DataType, ...]) -> None:
         count = plain_int(lw.int_expr(a["count"], call.node, "count"))
         access.local_count(lw, hb.V, src, count, access.READ, call.node)
         access.local_count(lw, hb.V, dst, count, access.WRITE, call.node)
-        emit_isa_plain(lw, "vec_unary", f"{name}_{suffix(d)}", [*operands, count], call.node)
+        lw.emit_isa("vec_unary", f"{name}_{suffix(d)}", [*operands, count], call.node)
         return
     l0 = level0_args(lw, a, P.UnaryRepeatParams, call.node)
     unary_level0_access(lw, dst, src, l0, call.node)
-    emit_isa_plain(lw, "vec_unary", f"{name}_l0_{suffix(d)}", [*operands, *l0], call.node)
+    lw.emit_isa("vec_unary", f"{name}_l0_{suffix(d)}", [*operands, *l0], call.node)
 
 
-def unary_level0_access(lw, dst, src, l0: list[str], node, dst_read: bool = False) -> None:
+def unary_level0_access(lw: LoweringContext, dst, src, l0: list[str], node, dst_read: bool = False) -> None:
     """The operands of a level-0 instruction with UnaryRepeatParams (``l0`` from ``level0_args``)."""
     head, (dblk, sblk, drep, srep) = l0[:5], l0[5:]
     wide = max(dst.type.dtype.sizeof(), src.type.dtype.sizeof())

@@ -1,0 +1,114 @@
+"""What a lowering rule may ask of the lowerer.
+
+A rule (see :mod:`.registry`) receives the :class:`~npuemu.frontend.lower.Lowerer`
+lowering the kernel, typed as :class:`LoweringContext`: the members listed
+here are the whole interface between rules and the lowerer.  They report
+errors at the call's source line, turn argument values into expressions,
+emit generated code and record what the kernel needs at launch.  Everything
+else of the lowerer (scopes, storage, the emitter) is its own business.
+"""
+from __future__ import annotations
+
+import ast
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
+
+from .facts import LoweringFacts
+from .types import Value
+
+if TYPE_CHECKING:
+    from ..errors import KernelCompileError
+    from ..options import Options
+    from ..platform import Platform
+
+
+class LoweringContext(Protocol):
+    """The members of the lowerer that rules use."""
+
+    platform: Platform
+    """The SoC profile the kernel is built for (memory sizes, buffer limits, DCache geometry)."""
+
+    options: Options
+    """The build's options (kernel type, check level, tiling key, ...)."""
+
+    facts: LoweringFacts
+    """What the rules learn about the kernel: launch-relevant facts and lowering state shared by rules."""
+
+    @property
+    def full_check(self) -> bool:
+        """Whether the binary is built for check level ``full`` (race, initialisation and DCache checks)."""
+
+    # ------------------------------------------------------------------ errors
+
+    def fail(self, message: str, node: ast.AST | None, cls: type[KernelCompileError] = ...) -> NoReturn:
+        """Raise a compile error (``cls``, default ``KernelCompileError``) pointing at ``node``."""
+
+    def type_error(self, message: str, node: ast.AST | None) -> NoReturn:
+        """Raise a ``KernelTypeError`` pointing at ``node``."""
+
+    def describe(self, v: Value) -> str:
+        """``v`` as error messages name it (``constant 3``, ``LocalTensor[float32, VECIN]``)."""
+
+    # ------------------------------------------------------------------ values
+
+    def const_value(self, v: Value, node: ast.AST | None, what: str = "value") -> Any:
+        """The compile-time constant ``v`` holds; a type error naming ``what`` if it is a runtime value."""
+
+    def int_expr(self, v: Value, node: ast.AST | None, what: str = "value") -> str:
+        """An integer value as an expression; a type error naming ``what`` for anything else."""
+
+    def u64_expr(self, v: Value, node: ast.AST | None, what: str = "value") -> str:
+        """An integer as a signed 64-bit expression (constants >= 2**63 wrap to their uint64 bits)."""
+
+    def materialize(self, v: Value, node: ast.AST | None, kind: str | None = None) -> str:
+        """A number as an expression, converted to float32 when ``kind`` is ``"float"``."""
+
+    def truth(self, v: Value, node: ast.AST) -> str:
+        """A runtime number or bool as a condition expression."""
+
+    def fresh_value(self, value: Value, hint: str = "t") -> Value:
+        """``value`` with its runtime parts evaluated once, into new variables (constants stay)."""
+
+    def new_var(self, hint: str, kind: str = "int") -> str:
+        """A new runtime variable of kind ``int``, ``float`` or ``bool``, declared at the top of the kernel."""
+
+    def declare_runtime(self, name: str, init: str) -> str:
+        """Declare variable ``name`` set to the expression ``init`` at the top of the kernel (first one wins)."""
+
+    def update_variable(self, name: str, new: Value) -> bool:
+        """Give variable ``name`` the value ``new`` in place; False if it is no runtime variable of the scope."""
+
+    def count(self, key: str) -> int:
+        """How many times ``count(key)`` was called before (queue and buffer ids)."""
+
+    # ------------------------------------------------------------------ code
+
+    def emit(self, line: str) -> None:
+        """Append a line of generated code at the current indentation."""
+
+    def emit_if(self, condition: str) -> AbstractContextManager[None]:
+        """A context manager: what is emitted inside it runs only when the expression ``condition`` holds."""
+
+    def isa(self, module: str, fn: str) -> str:
+        """The name under which generated code calls the instruction ``npuemu.isa.<module>.<fn>``."""
+
+    def call_isa(self, module: str, fn: str, args: list[str], node: ast.AST | None) -> str:
+        """An expression calling an instruction with ``args`` and the location id of ``node``."""
+
+    def emit_isa(self, module: str, fn: str, args: list[str], node: ast.AST | None) -> None:
+        """Emit a call of an instruction with ``args`` and the location id of ``node``."""
+
+    def local_access(self, pipe: int, addr: str, nbytes: str, write: bool, node: ast.AST | None) -> None:
+        """Declare to the race and initialisation checks that ``pipe`` touches local memory (``full`` only)."""
+
+    def gm_access(self, pipe: int, rid: str, off: str, nbytes: str, write: bool, node: ast.AST | None) -> None:
+        """Declare to the race checks that ``pipe`` touches GM region ``rid`` (``full`` only)."""
+
+    def wait_until(self, ready: str, node: ast.AST | None) -> None:
+        """Emit a cross-core wait: the core yields to the scheduler until the expression ``ready`` holds."""
+
+    def at_kernel_end(self, line: str) -> None:
+        """Emit ``line`` once, after the kernel body."""
+
+
+__all__ = ["LoweringContext"]
