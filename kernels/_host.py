@@ -8,7 +8,7 @@ import numpy as np
 from npuemu.errors import LaunchError
 from npuemu.host import TilingResult, run_op
 from npuemu.language import dtype as dt
-from npuemu.runtime.args import as_array
+from npuemu.arrays import as_array
 from npuemu.tiling.elementwise import elementwise_tiling
 from npuemu.tiling.rows import row_tiling
 

@@ -4,7 +4,10 @@ Kernels are written in the kernel language (``import npuemu.asc as asc``) and
 launched with ``kernel[core_num](args)``.  This package exports what host code
 needs besides the language: :func:`gm_buffer` to pass an array's bytes as
 another kernel dtype (e.g. ``uint16`` bits as ``asc.bfloat16``) and the
-exception classes of :mod:`npuemu.errors`.
+exception classes of :mod:`npuemu.errors`; kernel binaries built apart from a
+launch (``kernel.compile(...)``) are saved with ``binary.save(path)``, loaded
+with :func:`load_binary` and launched with :func:`launch`; :class:`Stream`
+queues launches.
 """
 from importlib import metadata as _metadata
 
@@ -13,15 +16,34 @@ from .errors import (AlignmentError, BoundsError, CapacityError, DCacheError, De
                      NpuemuError, OverlapError, ParamRangeError, PlatformError, PositionError, QueueError,
                      RaceError, SourceLoc, SyncError, UninitializedReadError, UnknownAPIError,
                      UnsupportedSyntaxError)
-from .runtime.args import GMBuffer, gm_buffer
+from .arrays import GMBuffer, gm_buffer
 
 try:
     __version__ = _metadata.version("npuemu")
 except _metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree that is not installed
     __version__ = "0+unknown"
 
+# heavier parts (Numba) are imported when first used: ``import npuemu`` stays cheap
+_LAZY = {
+    "KernelBinary": ("npuemu.binary.kernel_binary", "KernelBinary"),
+    "load_binary": ("npuemu.binary.kernel_binary", "load_binary"),
+    "launch": ("npuemu.runtime.launch", "launch_binary"),
+    "Stream": ("npuemu.runtime.stream", "Stream"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'npuemu' has no attribute {name!r}")
+
+
 __all__ = [
-    "__version__", "gm_buffer", "GMBuffer", "SourceLoc",
+    "__version__", "gm_buffer", "GMBuffer", "SourceLoc", "KernelBinary", "load_binary", "launch", "Stream",
     "NpuemuError", "LaunchError", "PlatformError",
     "KernelCompileError", "UnsupportedSyntaxError", "KernelTypeError", "UnknownAPIError",
     "KernelFault", "BoundsError", "AlignmentError", "CapacityError", "QueueError", "ParamRangeError",

@@ -5,7 +5,7 @@ pyasc kernel runs with only its import line changed.  Additions in the same
 style: ``bfloat16``, ``KernelType`` members beyond pyasc's list.
 """
 # ruff: noqa: F401, F403, A004
-from .frontend.jit import JITFunction, jit
+from .jit import JITFunction, jit
 from .language.core import (ConstExpr, GlobalAddress, GlobalTensor, LocalMemAllocator, LocalTensor, TBuf,
                             TPipe, TQue, TQueBind, ceildiv, range, static_assert, static_range)
 from .language.dtype import (DataType, KnownTypes, bfloat16, bool_, double, float16, float32, float64, float_,

@@ -74,7 +74,8 @@ def _cache(args: argparse.Namespace) -> int:
         print(f"removed {d}")
     else:
         n = len(list((d / "npuemu_kernels").glob("*.py"))) if d.exists() else 0
-        print(f"{d}: {n} generated kernel modules")
+        b = len(list((d / "binaries").glob("*.json"))) if d.exists() else 0
+        print(f"{d}: {n} generated kernel modules, {b} stored binaries")
     return 0
 
 

@@ -23,6 +23,10 @@ class PlatformError(NpuemuError):
     """An unknown or inconsistent SoC platform profile."""
 
 
+class NumbaVersionError(NpuemuError, ImportError):
+    """The installed Numba is outside the range npuemu supports (``npuemu.numba_compat``)."""
+
+
 class NotInKernelError(NpuemuError):
     """A kernel-language builtin (``asc.add``, ``asc.TPipe``, ...) was called outside an ``@asc.jit`` function."""
 

@@ -20,12 +20,14 @@ from .language.enums import KernelType
 
 CHECK_LEVELS = ("off", "default", "full")
 
-# pyasc options npuemu accepts for compatibility and ignores (they steer the bisheng toolchain)
+# pyasc options npuemu accepts for compatibility and ignores: they steer the bisheng toolchain, not what
+# a kernel computes
 IGNORED_OPTIONS = frozenset({
-    "capture_exceptions", "ir_multithreading", "strip_loc", "verify_sync", "print_ir_before_all",
-    "run_passes", "opt_level", "auto_sync", "auto_sync_log", "bisheng_options", "always_compile",
-    "insert_sync", "core_num", "stream",
+    "capture_exceptions", "ir_multithreading", "strip_loc", "print_ir_before_all", "run_passes", "opt_level",
+    "auto_sync_log", "bisheng_options", "always_compile", "core_num", "stream",
 })
+# pyasc options that change what a kernel means; see from_environment for what npuemu makes of them
+SYNC_OPTIONS = frozenset({"auto_sync", "insert_sync", "verify_sync"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,13 +69,8 @@ class Options:
             return self.kernel_type
         return KernelType.AIC_ONLY if self.matmul_cube_only else KernelType.AIV_ONLY
 
-    def merged(self, overrides: dict[str, Any]) -> "Options":
-        known = {f.name for f in dataclasses.fields(self)}
-        mine = {k: v for k, v in overrides.items() if k in known}
-        return dataclasses.replace(self, **mine) if mine else self
 
-
-OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(Options)) | IGNORED_OPTIONS
+OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(Options)) | IGNORED_OPTIONS | SYNC_OPTIONS
 
 
 def from_environment(**given: Any) -> Options:
@@ -88,4 +85,31 @@ def from_environment(**given: Any) -> Options:
     if unknown:
         raise LaunchError(f"unknown @asc.jit option(s): {', '.join(sorted(unknown))}")
     env.update({k: v for k, v in given.items() if k in known})
+    _sync_option(given, "auto_sync")
+    _sync_option(given, "insert_sync")
+    if _sync_option(given, "verify_sync") and "check" not in given:
+        env["check"] = "full"
     return Options(**env)
+
+
+def _sync_option(given: dict[str, Any], name: str) -> bool:
+    """pyasc's synchronisation options, made to mean what they mean there or refused.
+
+    ``auto_sync=True`` and ``insert_sync=True`` ask pyasc's compiler to insert
+    the pipe synchronisation a kernel lacks; npuemu runs kernels as written, so
+    a kernel that relies on them would be reported as racy here while it works
+    on the device: both are refused (``False`` is what npuemu does anyway).
+    ``verify_sync=True`` asks for the kernel's synchronisation to be verified:
+    npuemu's race checker does that at check level ``full``, which it selects
+    unless ``check`` is given.
+    """
+    value = given.get(name)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise LaunchError(f"option {name} must be True or False, got {value!r}")
+    if value and name in ("auto_sync", "insert_sync"):
+        raise LaunchError(f"{name}=True: npuemu does not insert pipe synchronisation, it runs the kernel as "
+                          f"written (and check='full' reports what is missing); write the set_flag/wait_flag "
+                          f"or queue operations the kernel needs and pass {name}=False")
+    return value

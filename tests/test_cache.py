@@ -58,11 +58,11 @@ SCRIPT = textwrap.dedent('''
     start = time.perf_counter()
     cached_kernel[2](x, y, 64)
     elapsed = time.perf_counter() - start
-    (binary,) = cached_kernel._binaries.values()
-    stats = binary.compiled.numba_fn().stats
+    (binary,) = cached_kernel.binaries()
+    stats = binary.module.numba_fn().stats
     print(json.dumps({{
         "elapsed": elapsed,
-        "path": str(binary.compiled.path),
+        "path": str(binary.module.path),
         "hits": sum(stats.cache_hits.values()),
         "misses": sum(stats.cache_misses.values()),
         "y": y.tolist(),
@@ -167,10 +167,10 @@ def test_generated_source_does_not_depend_on_object_addresses():
     host_function_kernel[1](out, tile_count, debug=True)
 
     assert out[0] == 8
-    (binary,) = host_function_kernel._binaries.values()
-    header = binary.compiled.source.splitlines()[1]
-    assert "count=const:function=<function tile_count>" in header
-    assert " at 0x" not in binary.compiled.source   # the file name is a hash of this text
+    (binary,) = host_function_kernel.binaries()
+    header = binary.source.splitlines()[1]
+    assert "count=const:function=fn:test_cache.tile_count:" in header     # by name and source hash
+    assert " at 0x" not in binary.source   # the file name is a hash of this text
 
 
 def test_instruction_caches_are_stamped_with_what_they_import(tmp_path, monkeypatch):
@@ -218,21 +218,3 @@ def test_cached_kernel_loads_the_instructions_it_calls_by_symbol(tmp_path):
     damaged = run(script, cache)                  # would refer to unknown symbols: compiled again instead
     assert (damaged["misses"], damaged["hits"]) == (1, 0) and damaged["y"] == expected_output(5)
     assert "no_such_instruction" not in links.read_text()
-
-
-def test_launch_type_keys_never_merge_arguments_numba_types_apart():
-    """compile_numba skips Numba's typeof when it has served an equal key: equal keys must mean equal types."""
-    from numba import typeof
-    from npuemu.codegen.compiler import _type_key
-    ro = np.zeros(4, np.float32)
-    ro.flags.writeable = False
-    grid = np.zeros((4, 6), np.int16)
-    samples = [np.zeros(4, np.float32), np.zeros(4, np.float64), np.zeros(4, np.uint8), ro, grid, grid.T,
-               grid[:, ::2], np.zeros(4, [("a", "<i4"), ("b", "<f4")]), np.zeros(4, [("a", "<f4"), ("b", "<i4")]),
-               0, -5, 2**63 - 1, -2**63, 2**63, 2**64 - 1, 1.5, True, np.float32(1), np.int32(1), np.int64(1),
-               (np.zeros(2, np.uint8), np.zeros(3, np.uint8)), (np.zeros(2, np.uint8), 1)]
-    for a in samples:
-        for b in samples:
-            if _type_key(a) == _type_key(b):
-                assert typeof(a) == typeof(b), (a, b)
-    assert _type_key(np.zeros(7, np.float32)) == _type_key(np.ones(9, np.float32))    # lengths do not matter

@@ -16,7 +16,7 @@ import pytest
 
 import npuemu
 import npuemu.asc as asc
-from npuemu.codegen import compiler
+from npuemu.codegen import abi, compiler
 
 VECIN, VECCALC = asc.TPosition.VECIN, asc.TPosition.VECCALC
 
@@ -417,7 +417,7 @@ def test_compile_errors_are_raised_again_on_the_next_launch():
     for _ in range(2):
         err = compile_error(unknown_name, OUT, 4)
         assert err.loc.lineno == line_of("unknown-name")
-    assert not unknown_name._binaries
+    assert not unknown_name.binaries()
 
 
 def test_caret_column_in_an_indented_kernel():
@@ -464,11 +464,11 @@ def test_numba_failure_is_an_internal_error_naming_the_generated_file(tmp_path, 
               "def kernel(_st, _lm, _gm, _log):\n"
               "    _st.no_such_attribute = 1\n"
               "    yield 0\n")
-    ck = compiler.build("ill_typed", source, [])
-    args = (np.zeros(4, np.int64), np.zeros(4, np.uint8), (np.zeros(4, np.uint8),), np.zeros(1, np.int64))
+    ck = compiler.generated_module("ill_typed", source)
+    signature = abi.numba_signature(0, [])[:4]
 
     with pytest.raises(npuemu.KernelCompileError) as info:
-        compiler.compile_numba(ck, args)
+        compiler.compile_native(ck, signature)
 
     text = str(info.value)
     assert text.startswith("internal error: Numba could not compile the code generated for kernel 'ill_typed'")
@@ -481,7 +481,7 @@ def test_generated_code_that_does_not_load_is_an_internal_error(tmp_path, monkey
 
     with pytest.raises(npuemu.KernelCompileError, match=r"internal error: the code generated for kernel "
                                                         r"'broken' does not load \(generated source: .*broken_"):
-        compiler.build("broken", "def kernel(:\n", [])
+        compiler.generated_module("broken", "def kernel(:\n")
 
 
 # --------------------------------------------------------------------------- launch misuse

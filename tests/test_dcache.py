@@ -290,8 +290,8 @@ def test_single_line_clean_covers_only_the_line_of_the_address(mode):
 
 def _dma_declared(kernel) -> bool:
     """Whether the kernel's full-level binary declares its DMA accesses (checks.gm_access)."""
-    return any("gm_access" in b.compiled.source for b in kernel._binaries.values()
-               if "check=full" in b.compiled.source)
+    return any("gm_access" in b.source for b in kernel.binaries()
+               if "check=full" in b.source)
 
 
 @asc.jit
@@ -524,7 +524,7 @@ def test_kernels_without_scalar_gm_access_get_no_dcache_code():
     from corpus import case_gm_out_of_bounds
     for level in ("off", "default", "full"):
         case_gm_out_of_bounds.run(True, check=level)
-    for binary in case_gm_out_of_bounds.copy_kernel._binaries.values():
-        assert "dcache" not in binary.compiled.source and not binary.facts.get("dcache")
+    for binary in case_gm_out_of_bounds.copy_kernel.binaries():
+        assert "dcache" not in binary.source and not binary.facts.dcache
     forms_kernel[1](np.zeros(64, np.int32))
-    assert any("flush_at_end" in b.compiled.source for b in forms_kernel._binaries.values())
+    assert any("flush_at_end" in b.source for b in forms_kernel.binaries())

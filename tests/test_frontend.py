@@ -20,13 +20,13 @@ BLOCK_BYTES = 32            # a module global: folded into the kernels that read
 
 def only_binary(kernel):
     """The one specialisation ``kernel`` has been compiled to."""
-    (binary,) = kernel._binaries.values()
+    (binary,) = kernel.binaries()
     return binary
 
 
 def generated_source(kernel, spec):
     """Generated source of the specialisation whose header names argument kind ``spec`` (e.g. "x=gm:float16")."""
-    (source,) = [s for s in (b.compiled.source for b in kernel._binaries.values())
+    (source,) = [s for s in (b.source for b in kernel.binaries())
                  if f" {spec}," in s.splitlines()[1] or f" {spec};" in s.splitlines()[1]]
     return source
 
@@ -261,7 +261,7 @@ def test_static_range_unrolls(mode):
     expected[10:12] = [next(i for i in range(20) if i * (j + 2) > 10) for j in range(2)]
     expected[[12, 14, 15]] = [3, 5, 8]
     np.testing.assert_array_equal(out, expected)
-    source = only_binary(unrolled_kernel).compiled.source
+    source = only_binary(unrolled_kernel).source
     assert source.count(" in range(") == 2        # only the two copies of the runtime loop
 
 
@@ -416,7 +416,7 @@ def test_constant_folding_matches_runtime_evaluation(expression_kernels):
     module.runtime_expressions[1](runtime, 3, -7, 11, debug=True)
 
     assert folded.tolist() == runtime.tolist()
-    source = only_binary(module.constant_expressions).compiled.source
+    source = only_binary(module.constant_expressions).source
     assert "arith__" not in source and " if " not in source        # nothing left to compute at run time
 
 
@@ -650,7 +650,7 @@ def test_helper_argument_semantics(mode):
 
     assert out.tolist() == [k, k + 100, 64, 56, 105, k + 3, 4, 4 * k, 12, 10 * k + 1, 3 * k + 2]
     assert scratch.tolist() == [k, k + 1, k + 2, k + 3, 0, 0, 0, 0]
-    source = only_binary(helper_semantics_kernel).compiled.source
+    source = only_binary(helper_semantics_kernel).source
     assert "np.int32(np.int64(12))" in source       # twice(3) folded
 
 
@@ -689,7 +689,7 @@ def test_struct_argument_with_nested_struct_and_float_fields(mode, total, tile_l
 
     assert out_i.tolist() == [total, tile_length, 3, total // tile_length]
     assert out_f.tolist() == [np.float32(scale) * 2, np.float32(scale) + tile_length]
-    assert len(struct_kernel._binaries) == 1       # field values are runtime arguments
+    assert len(struct_kernel.binaries()) == 1       # field values are runtime arguments
 
 
 @asc.jit
@@ -715,7 +715,7 @@ def test_int_float_bool_and_numpy_scalar_arguments(mode, i, f, b):
 
     assert out_i.tolist() == [int(i) * 3, int(bool(b)), 7 if b and i > 0 else 8, int(i in (5, 200))]
     assert out_f.tolist() == [np.float32(f) * np.float32(0.5), np.float32(f) + np.float32(int(i))]
-    assert len(scalar_args_kernel._binaries) == 1
+    assert len(scalar_args_kernel.binaries()) == 1
 
 
 @asc.jit
@@ -726,20 +726,20 @@ def constexpr_kernel(out: asc.GlobalAddress, n: asc.ConstExpr[int]):
 
 
 def test_constexpr_values_specialise():
-    constexpr_kernel._binaries.clear()
+    constexpr_kernel.builder.clear()
     out = np.zeros(4, np.int32)
     constexpr_kernel[1](out, 2)
     assert out.tolist() == [2, 3, 0, 0]
     constexpr_kernel[1](out, 3)
     assert out.tolist() == [3, 4, 5, 0]
-    assert len(constexpr_kernel._binaries) == 2
+    assert len(constexpr_kernel.binaries()) == 2
     constexpr_kernel[1](out, np.int64(3))           # equal value: the binary is reused
     constexpr_kernel[1](out, n=2)
-    assert len(constexpr_kernel._binaries) == 2
+    assert len(constexpr_kernel.binaries()) == 2
     out[:] = 0
     constexpr_kernel[1](out, True)                  # equal to 1 but a different type
     assert out.tolist() == [True + 0, 0, 0, 0]
-    assert len(constexpr_kernel._binaries) == 3
+    assert len(constexpr_kernel.binaries()) == 3
 
 
 # --------------------------------------------------------------------------- scalar access per dtype
@@ -820,7 +820,7 @@ def bf16_copy_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, n: int):
 
 
 def test_bfloat16_via_ml_dtypes_and_via_gm_buffer(mode, rng):
-    assert npuemu.gm_buffer is npuemu.runtime.args.gm_buffer
+    assert npuemu.gm_buffer is npuemu.arrays.gm_buffer
     x = rng.standard_normal(64).astype(ml_dtypes.bfloat16)
     expected = (x.astype(np.float32) * np.float32(0.5)).astype(ml_dtypes.bfloat16)
 
@@ -832,7 +832,7 @@ def test_bfloat16_via_ml_dtypes_and_via_gm_buffer(mode, rng):
     bf16_copy_kernel[1](npuemu.gm_buffer(x.view(np.uint16), asc.bfloat16),
                         npuemu.gm_buffer(y_bits, asc.bfloat16), 64, **mode)
     np.testing.assert_array_equal(y_bits, expected.view(np.uint16))
-    assert len(bf16_copy_kernel._binaries) == 1     # both are bfloat16 arguments
+    assert len(bf16_copy_kernel.binaries()) == 1     # both are bfloat16 arguments
 
 
 # --------------------------------------------------------------------------- tensors, buffers and allocators
@@ -932,7 +932,7 @@ def test_block_idx_and_block_num(mode, cores):
     expected[0:2 * cores:2] = np.arange(cores)
     expected[1:2 * cores:2] = cores
     np.testing.assert_array_equal(out, expected)
-    assert len(core_identity_kernel._binaries) == 1   # the core count is not part of the binary
+    assert len(core_identity_kernel.binaries()) == 1   # the core count is not part of the binary
 
 
 @asc.jit

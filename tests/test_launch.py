@@ -229,19 +229,19 @@ def test_outputs_are_written_in_place_and_the_binary_is_reused(rng):
     np.testing.assert_array_equal(backing[512:1536], x + 1)
     np.testing.assert_array_equal(backing[:512], 0)
 
-    (binary,) = add_one._binaries.values()
-    dispatcher = binary.compiled.numba_fn()
+    (binary,) = add_one.binaries()
+    dispatcher = binary.module.numba_fn()
     assert len(dispatcher.signatures) == 1
 
     x2 = rng.standard_normal(1024).astype(np.float32)
     add_one[8](x2, y, 1024)
     np.testing.assert_array_equal(y, x2 + 1)
-    assert list(add_one._binaries.values()) == [binary]           # no new specialisation
-    assert binary.compiled.numba_fn() is dispatcher and len(dispatcher.signatures) == 1
+    assert list(add_one.binaries()) == [binary]           # no new specialisation
+    assert binary.module.numba_fn() is dispatcher and len(dispatcher.signatures) == 1
 
     add_one[2](x, y, 1024, debug=True)                   # debug mode runs the same generated code
     np.testing.assert_array_equal(y, x + 1)
-    assert list(add_one._binaries.values()) == [binary]
+    assert list(add_one.binaries()) == [binary]
 
 
 def test_non_contiguous_output_is_written_back_even_when_the_kernel_faults(mode):

@@ -273,7 +273,7 @@ def test_kernels_without_key_branches_share_one_binary():
     z = np.zeros(8, np.int32)
     for key in (None, 0, 5, 123):
         unkeyed[1](z, _data(), tiling_key=key)
-    assert z[0] == _data().tail_num == 8 and len(unkeyed._binaries) == 1
+    assert z[0] == _data().tail_num == 8 and len(unkeyed.binaries()) == 1
 
 
 def test_tiling_key_is_needs_a_constant_non_negative_key():

@@ -170,9 +170,9 @@ def plus_offset(x: asc.GlobalAddress, y: asc.GlobalAddress, n: int):
 def launch_and_record(rng):
     x = rng.integers(-50, 50, 512).astype(np.float32)
     assert_kernel_matches(plus_offset[4], lambda a: a + np.float32(OFFSET), (x, np.empty_like(x), 512))
-    (binary,) = plus_offset._binaries.values()
-    s = binary.compiled.numba_fn().stats
-    record = {{"worker": os.environ.get("PYTEST_XDIST_WORKER"), "path": str(binary.compiled.path),
+    (binary,) = plus_offset.binaries()
+    s = binary.module.numba_fn().stats
+    record = {{"worker": os.environ.get("PYTEST_XDIST_WORKER"), "path": str(binary.module.path),
                "hits": sum(s.cache_hits.values()), "misses": sum(s.cache_misses.values())}}
     with open(os.environ["STATS_FILE"], "a") as f:
         f.write(json.dumps(record) + "\\n")

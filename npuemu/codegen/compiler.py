@@ -24,17 +24,16 @@ import sys
 import tempfile
 import threading
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterator
 
-import numpy as np
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
 
-from ..errors import KernelCompileError, SourceLoc
-from ..isa.library_cache import library_fingerprint
+from ..errors import KernelCompileError
 from ..isa.linkage import LinkError, linking, load_links
+from ..numba_compat import require
 
 try:
     import fcntl
@@ -80,7 +79,9 @@ def _lock_numba_cache_index() -> None:
     generated kernels.
     """
     from numba.core import caching
+    require("cache index lock", caching, "IndexDataCacheFile")
     cls = caching.IndexDataCacheFile
+    require("cache index lock", cls, "save", "load", "_load_index", "_save_index")
     if getattr(cls.save, "_npuemu_locked", False):
         return
     save, load = cls.save, cls.load
@@ -110,16 +111,14 @@ def cache_dir() -> Path:
 
 
 @dataclass
-class CompiledKernel:
-    """One kernel binary: the per-core generator function in both execution modes."""
+class GeneratedModule:
+    """A generated kernel module, imported from the cache: its kernel function in both execution modes."""
 
-    name: str
-    path: Path
+    name: str                            # the kernel's name
+    path: Path                           # <cache>/npuemu_kernels/<name>_<digest>.py
     source: str
-    locs: list[SourceLoc]
     python_fn: Callable[..., Any]        # debug mode: the generated code run by CPython
     _numba_fn: Callable[..., Any] | None = None
-    _compiled_for: set[Any] = field(default_factory=set)    # argument type keys compile_numba has served
 
     def numba_fn(self) -> Callable[..., Any]:
         if self._numba_fn is None:
@@ -152,7 +151,7 @@ def _module_name(path: Path) -> str:
     return f"{PACKAGE}.{path.stem}"
 
 
-def _ensure_package(root: Path) -> None:
+def ensure_package(root: Path) -> None:
     """Make ``<cache>/npuemu_kernels`` an importable package (Numba pickles kernels by module name)."""
     pkg = root / PACKAGE
     init = pkg / "__init__.py"
@@ -182,6 +181,21 @@ def _write_once(path: Path, text: str) -> None:
             os.unlink(tmp)
 
 
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``path`` so that no reader ever sees part of it: a temporary file, flushed, then renamed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
 def load_module(name: str, source: str) -> tuple[Path, ModuleType]:
     """Write ``source`` (once) into the cache and import it."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:24]
@@ -192,7 +206,7 @@ def load_module(name: str, source: str) -> tuple[Path, ModuleType]:
     with _LOCK:
         if modname in sys.modules:
             return path, sys.modules[modname]
-        _ensure_package(root)
+        ensure_package(root)
         _write_once(path, source)
         spec = importlib.util.spec_from_file_location(modname, path)
         assert spec is not None and spec.loader is not None
@@ -208,47 +222,35 @@ def load_module(name: str, source: str) -> tuple[Path, ModuleType]:
     return path, module
 
 
-def build(name: str, source: str, locs: list[SourceLoc]) -> CompiledKernel:
+def generated_module(name: str, source: str) -> GeneratedModule:
+    """Write (once) and import the generated module ``source`` of kernel ``name``."""
     path, module = load_module(name, source)
-    return CompiledKernel(name, path, source, locs, module.kernel)
+    return GeneratedModule(name, path, source, module.kernel)
 
 
-def compile_numba(ck: CompiledKernel, args: tuple[Any, ...]) -> Callable[..., Any]:
-    """The Numba version of ``ck``, compiled (or loaded from disk) for these argument types."""
+def compile_native(ck: GeneratedModule, signature: tuple[Any, ...]) -> Callable[..., Any]:
+    """The machine code of ``ck`` for ``signature`` (compiled, or loaded from the disk cache).
+
+    Returns the compiled entry point itself: a launch calls it with arguments
+    it built to match ``signature`` (``npuemu.codegen.abi``), so Numba's type
+    dispatch is skipped.
+    """
     from numba.core.errors import NumbaWarning
     fn = ck.numba_fn()
-    key = _type_key(args)
-    if key in ck._compiled_for:       # Numba's typeof of every argument costs ~2 ms a launch
-        return fn
     links = ck.path.with_suffix(".links")
     try:
-        sig = tuple(_numba_typeof(a) for a in args)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NumbaWarning)
-            if sig not in fn.overloads:
+            if signature not in fn.overloads:
                 _load_links_or_forget(fn, links)
-            with linking(links):
-                fn.compile(sig)     # loads from the disk cache, or returns at once if already compiled
+                with linking(links):
+                    fn.compile(signature)     # loads from the disk cache, or compiles and saves
+        return fn.overloads[signature].entry_point
     except Exception as exc:  # noqa: BLE001 - NumbaError and whatever else Numba raises
         raise KernelCompileError(
             f"internal error: Numba could not compile the code generated for kernel '{ck.name}' "
             f"(generated source: {ck.path}). Please report this with the kernel.\n"
             f"{type(exc).__name__}: {exc}") from None
-    ck._compiled_for.add(key)
-    return fn
-
-
-def _type_key(value: Any) -> Any:
-    """What Numba's type of ``value`` depends on, cheaply: arrays by dtype, rank and flags, tuples
-    element-wise, ints by the range they fall in (int64, uint64, neither), anything else by its type."""
-    if isinstance(value, np.ndarray):
-        f = value.flags
-        return (value.dtype, value.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
-    if isinstance(value, tuple):
-        return tuple(_type_key(v) for v in value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return int, -2**63 <= value < 2**63, value < 2**64
-    return type(value)
 
 
 def _load_links_or_forget(fn: Any, links: Path) -> None:
@@ -258,8 +260,3 @@ def _load_links_or_forget(fn: Any, links: Path) -> None:
     except LinkError:
         fn._cache.flush()       # compile afresh rather than load code whose callees cannot be resolved
         links.unlink(missing_ok=True)
-
-
-def _numba_typeof(value: Any) -> Any:
-    from numba import typeof
-    return typeof(value)

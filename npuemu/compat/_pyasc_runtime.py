@@ -2,10 +2,10 @@
 
 pyasc drives a device, or the CANN simulator, through ACL: it selects a backend
 and SoC version, opens a device and a stream, and launches kernels
-asynchronously.  npuemu runs every launch to completion on the calling thread,
-so here the backend choice only records itself, the SoC version selects
-npuemu's platform profile of the same name, and devices, streams and
-synchronisation are accepted and have nothing to do.
+asynchronously.  Here the backend choice only records itself, the SoC version
+selects npuemu's platform profile of the same name, devices are handles, and
+streams are npuemu's own (:class:`npuemu.runtime.stream.Stream`): a launch on
+a stream is queued and runs when the stream is synchronised.
 
 State lives in :data:`state`; :func:`reset_state` gives a fresh runtime (the
 compatibility layer calls it each time it is installed).
@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import LaunchError
 from ..language.enums import KernelType
 from .. import platform as _platform
+from ..runtime.stream import Stream, synchronize_all
 
 __all__ = ["Backend", "Platform", "KernelType", "set_platform", "Stream", "RuntimeState", "state",
            "reset_state"]
@@ -46,17 +47,6 @@ class Platform(Enum):
     Ascend910_9382 = "Ascend910_9382"
     Ascend910_9391 = "Ascend910_9391"
     Ascend910_9392 = "Ascend910_9392"
-
-
-class Stream:
-    """A stream handle.  Launches accept it and ignore it: they are synchronous."""
-
-    def __init__(self, device_id: int, priority: int = 0):
-        self.device_id = device_id
-        self.priority = priority
-
-    def __repr__(self) -> str:
-        return f"<npuemu stream on device {self.device_id} (launches are synchronous)>"
 
 
 @dataclass
@@ -178,7 +168,9 @@ def create_stream(priority: int = 0) -> Stream:
 
 
 def destroy_stream(stream_handle: Stream | None) -> None:
-    """Nothing to release: streams are plain handles."""
+    """Run what is still queued on the stream (a device waits for it too); nothing else to release."""
+    if stream_handle is not None:
+        stream_handle.synchronize()
 
 
 def current_stream(device_id: int | None = None) -> Stream:
@@ -194,11 +186,13 @@ def current_stream(device_id: int | None = None) -> Stream:
 
 
 def synchronize(stream_handle: Stream | None = None, timeout: int = 0) -> None:
-    """Nothing to wait for: a launch returns after the emulated kernel has finished."""
+    """Run the launches queued on ``stream_handle`` (default: the current device's stream), in order."""
+    (stream_handle if stream_handle is not None else current_stream()).synchronize()
 
 
 def synchronize_device() -> None:
-    """Nothing to wait for: a launch returns after the emulated kernel has finished."""
+    """Run the launches queued on every stream."""
+    synchronize_all()
 
 
 CONFIG_NAMES: dict[str, Any] = {

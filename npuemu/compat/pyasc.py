@@ -120,7 +120,7 @@ def _contents(kind: str) -> dict[str, Any]:
         from ..language.struct import Field, Struct, StructField
         return {"Struct": Struct, "Field": Field, "StructField": StructField}
     if kind == JIT:
-        from ..frontend.jit import JITFunction, jit
+        from ..jit import JITFunction, jit
         return {"jit": jit, "JITFunction": JITFunction}
     if kind == CONFIG:
         return dict(_rt.CONFIG_NAMES)

@@ -21,9 +21,10 @@ from .. import errors
 from ..errors import KernelCompileError, KernelTypeError, SourceLoc, UnknownAPIError, UnsupportedSyntaxError
 from ..language.builtin import builtin_name
 from . import registry
-from .emitter import Emitter
+from ..codegen.emitter import Emitter
+from .kernel import KernelFunction, is_constexpr
 from .source import ParsedFunction, parse_function
-from .types import (BOOL, FLOAT, INT, ConstT, GlobalTensorT, KType, RecordT, ScalarT, TupleT, Value, const,
+from .types import (BOOL, FLOAT, INT, GlobalTensorT, KType, RecordT, ScalarT, TupleT, Value, const,
                     is_number, scalar)
 
 _BINOPS: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
@@ -83,8 +84,6 @@ class Lowerer:
         self.facts = LoweringFacts(kernel_type=options.resolved_kernel_type)   # what rules learn (see facts.py)
         self.flags = FlagsView(self.facts)       # the facts under the keys of the former flags dict
         self._inline_count = 0
-        self._namespaces: dict[int, dict[str, Any]] = {}
-        self._stmt_node: ast.AST | None = None
         self.epilogue: list[str] = []            # statements run when a core reaches the kernel's end
 
     def at_kernel_end(self, line: str) -> None:
@@ -396,7 +395,6 @@ class Lowerer:
         if handler is None:
             self.fail(f"'{type(node).__name__}' statements are not supported in kernels",
                       node, UnsupportedSyntaxError)
-        self._stmt_node = node
         try:
             handler(node)
         except errors.NpuemuError:
@@ -866,8 +864,7 @@ class Lowerer:
         rule = registry.func_rule(fn)
         if rule is not None:
             return self._apply(rule, getattr(fn, "__name__", str(fn)), node)
-        from .jit import JITFunction  # the decorator module imports this one
-        if isinstance(fn, JITFunction):
+        if isinstance(fn, KernelFunction):
             return self.inline(fn, node)
         if builtin_name(fn) is not None:
             self.fail(f"asc.{builtin_name(fn)} is not supported by npuemu yet", node, UnknownAPIError)
@@ -900,7 +897,7 @@ class Lowerer:
         params: dict[str, Value] = {}
         for pname, p in sig.parameters.items():
             v = bound.arguments[pname] if pname in bound.arguments else const(p.default)
-            if _is_constexpr(p.annotation) and not v.is_const:
+            if is_constexpr(p.annotation) and not v.is_const:
                 self.type_error(f"argument '{pname}' of helper '{parsed.name}' is a ConstExpr but got a "
                                 f"runtime {v.type.describe()}", node)
             params[pname] = v
@@ -965,12 +962,6 @@ def _compatible(held: KType, new: KType) -> bool:
         return True
     # an unbound GlobalTensor takes the dtype of the first buffer bound to it
     return isinstance(held, GlobalTensorT) and isinstance(new, GlobalTensorT) and held.dtype is None
-
-
-def _is_constexpr(annotation: Any) -> bool:
-    from ..language.core import ConstExpr
-    return getattr(annotation, "__origin__", None) is ConstExpr or annotation is ConstExpr or (
-        isinstance(annotation, str) and "ConstExpr" in annotation)
 
 
 __all__ = ["Lowerer", "Scope", "BOOL", "FLOAT", "INT"]

@@ -25,7 +25,7 @@ from ..errors import LaunchError
 from ..language import dtype as dt
 from ..language.enums import KernelType
 from ..options import from_environment
-from ..runtime.args import as_array, gm_buffer
+from ..arrays import as_array, gm_buffer
 from ..platform import Platform, get_platform
 from .tiling import TensorDesc, TilingContext, TilingFunction, TilingResult
 from .tiling_cache import TilingCache, default_cache

@@ -21,6 +21,8 @@ from typing import Any
 
 from numba.core import caching
 
+from ..numba_compat import require
+
 _ROOT = Path(__file__).resolve().parent.parent
 _LIBRARY_DIRS = (_ROOT / "isa", _ROOT / "numerics")
 _FINGERPRINT: str | None = None
@@ -99,7 +101,10 @@ def _library_locator(base: type) -> type:
 
 def install() -> None:
     """Put the library locators in front of Numba's own (idempotent)."""
-    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
+    require("library cache locators", impl if impl is not None else caching, "_locator_classes")
+    require("library cache locators", caching, "UserProvidedCacheLocator", "InTreeCacheLocator",
+            "UserWideCacheLocator", "_SourceFileBackedLocatorMixin")
     classes = impl._locator_classes
     if any(getattr(c, "_npuemu_library", False) for c in classes):
         return

@@ -45,7 +45,14 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory locks
     fcntl = None  # type: ignore[assignment]
 from numba.core import cgutils, imputils
+from numba.core.base import BaseContext
 from numba.core.registry import CPUDispatcher
+
+from ..numba_compat import require
+
+require("instruction symbols", CPUDispatcher, "add_overload", "enable_caching", "compile")
+require("instruction symbols", BaseContext, "remove_user_function", "declare_function", "add_linking_libs")
+require("instruction symbols", imputils, "fix_returning_optional", "impl_ret_new_ref")
 
 
 class LinkError(Exception):
@@ -142,6 +149,7 @@ class InstructionDispatcher(CPUDispatcher):
             return
         # replace the call implementation Numba registered (link the callee's library) with ours
         ctx = self.targetctx
+        require("instruction symbols", ctx, "_defns")
         with contextlib.suppress(KeyError):
             ctx.remove_user_function(cres.entry_point)
         impl = _call_impl(self, cres.fndesc, cres.library)

@@ -1,15 +1,15 @@
 """Which cores a launch runs, and the state each core starts with."""
 from __future__ import annotations
 
-import threading
-
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import LaunchError
 from ..isa import state as S
 from ..language.enums import Hardware, KernelType
 from ..platform import Platform
+from .pool import POOL
 from .sgemm import sgemm_address
 
 AIV, AIC = 0, 1
@@ -83,6 +83,28 @@ def residency(kernel_type: KernelType, block_dim: int, platform: Platform) -> Re
                      "AIC core" if on_aic else "AIV core")
 
 
+MAX_BLOCK_DIM = 65535      # blocks one launch may have (CANN's launch limit; UNCONFIRMED, see docs/checks.md)
+
+
+def check_placement(kernel: str, kernel_type: KernelType, block_dim: int, platform: Platform) -> None:
+    """Refuse a launch that could not run every block on ``platform``: never a silent no-op.
+
+    A block needs a physical core of its kind (an AI Core with its AIV(s) for
+    the mix types); with none, not one block would start and the launch would
+    return having done nothing.
+    """
+    mix = f"{platform.aic_count} AIC and {platform.aiv_count} AIV cores"
+    if block_dim > MAX_BLOCK_DIM:
+        raise LaunchError(f"kernel '{kernel}': block_dim {block_dim} is above the hardware's limit of "
+                          f"{MAX_BLOCK_DIM} blocks per launch")
+    plan = residency(kernel_type, 1, platform)
+    if plan.capacity < 1:
+        need = {KernelType.MIX_AIC_1_2: "an AI Core with two AIV cores",
+                KernelType.MIX_AIC_1_1: "an AI Core with an AIV core"}.get(kernel_type, f"an {plan.unit_name}")
+        raise LaunchError(f"kernel '{kernel}': a {kernel_type.name} launch of {block_dim} block(s) cannot run on "
+                          f"{platform.name} ({mix}): each block needs {need}")
+
+
 def type_layout(kernel_type: KernelType, cores: list[CoreSpec]) -> tuple[int, int, int, int, int]:
     """``(first AIC slot, AICs, first AIV slot, AIVs, AIVs per AI Core)`` of a launch's core list."""
     aic = [i for i, c in enumerate(cores) if c.core_type == AIC]
@@ -128,15 +150,6 @@ def new_core_state(spec: CoreSpec, platform: Platform, scratch: int = 0,
     return st, _local_memory(base, scratch, fill)
 
 
-# Local memories are recycled between launches.  A 24-core cube launch needs some 19 MiB of them;
-# allocating that afresh meant the OS mapping and zeroing new pages before the fill, every launch
-# (several milliseconds, the largest part of a small launch).  A recycled array is only refilled.
-_POOL: dict[int, list[np.ndarray]] = {}
-_POOL_LOCK = threading.Lock()
-_POOL_MAX_BYTES = 256 << 20
-_pooled_bytes = 0
-
-
 def fill_local_memory(st: np.ndarray, lm: np.ndarray) -> None:
     """Make every byte of the core's on-chip memories ``UNINITIALISED_BYTE`` (not the cube scratch).
 
@@ -150,13 +163,8 @@ def fill_local_memory(st: np.ndarray, lm: np.ndarray) -> None:
 def _local_memory(nbytes: int, scratch: int, fill: bool) -> np.ndarray:
     """``nbytes`` of on-chip memory (every byte ``UNINITIALISED_BYTE`` if ``fill``), then ``scratch`` bytes
     of emulator scratch (contents undefined: its pages are only touched when used)."""
-    global _pooled_bytes
     total = nbytes + scratch
-    with _POOL_LOCK:
-        free = _POOL.get(total)
-        lm = free.pop() if free else None
-        if lm is not None:
-            _pooled_bytes -= total
+    lm = POOL.take(("lm", total))
     if lm is None:
         lm = np.empty(total, np.uint8)
     if fill:
@@ -165,10 +173,7 @@ def _local_memory(nbytes: int, scratch: int, fill: bool) -> np.ndarray:
 
 
 def recycle_local_memories(arrays: list[np.ndarray]) -> None:
-    """Give the local memories of a launch whose cores have all stopped back for later launches."""
-    global _pooled_bytes
-    with _POOL_LOCK:
-        for lm in arrays:
-            if _pooled_bytes + lm.size <= _POOL_MAX_BYTES:
-                _POOL.setdefault(lm.size, []).append(lm)
-                _pooled_bytes += lm.size
+    """Give the local memories of a launch whose cores have all stopped back for later launches
+    (they are recycled: a launch's memories are refilled, never allocated afresh; see :mod:`.pool`)."""
+    for lm in arrays:
+        POOL.give(("lm", lm.size), lm)

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..binary.facts import KernelFacts
 from ..isa import debug as D
 from ..isa import state as S
 from ..language import dtype as dt
@@ -40,22 +41,22 @@ def print_launch_logs(binary: Any, cores: list[Any], states: list[tuple[np.ndarr
     active = [(spec, st, log) for spec, (st, _, log, *_) in zip(cores, states)
               if st[S.LOG_CUR] or st[S.LOG_LOST]]
     for spec, st, log in active:
-        print_core_log(spec, st, log, block_dim, binary.facts, kernel=binary.compiled.name,
+        print_core_log(spec, st, log, block_dim, binary.facts, kernel=binary.name,
                        total_block_num=len(active))
 
 
-def print_core_log(spec: Any, st: np.ndarray, log: np.ndarray, block_dim: int, facts: dict[str, Any] | None = None,
+def print_core_log(spec: Any, st: np.ndarray, log: np.ndarray, block_dim: int, facts: KernelFacts | None = None,
                    *, kernel: str = "", total_block_num: int | None = None) -> None:
     """Print what one core wrote with printf/dump_tensor (nothing if it wrote nothing)."""
     if st[S.LOG_CUR] == 0 and st[S.LOG_LOST] == 0:
         return
-    text = format_core_log(spec, st, log, block_dim, facts or {}, kernel=kernel,
+    text = format_core_log(spec, st, log, block_dim, facts or KernelFacts(), kernel=kernel,
                            total_block_num=block_dim if total_block_num is None else total_block_num)
     sys.stdout.write(text)
     sys.stdout.flush()
 
 
-def format_core_log(spec: Any, st: np.ndarray, log: np.ndarray, block_dim: int, facts: dict[str, Any], *,
+def format_core_log(spec: Any, st: np.ndarray, log: np.ndarray, block_dim: int, facts: KernelFacts, *,
                     kernel: str, total_block_num: int) -> str:
     """The text :func:`print_core_log` prints."""
     core = CORE_TYPE_NAMES[spec.core_type]
@@ -64,8 +65,8 @@ def format_core_log(spec: Any, st: np.ndarray, log: np.ndarray, block_dim: int, 
     out = [f"opType={kernel}, DumpHead: {core}-{spec.block_idx}, CoreType={core}, block dim={block_dim}, "
            f"total_block_num={total_block_num}, block_remain_len={capacity - used * 8}, "
            f"block_initial_space={capacity}, rsv=0, magic={MAGIC}\n"]
-    formats = facts.get("printf_formats", [])
-    sites = facts.get("dump_sites", [])
+    formats = facts.printf_formats
+    sites = facts.dump_sites
     cur = 0
     while cur < used:
         kind, site, n = (int(w) for w in log[cur:cur + D.HEADER_WORDS])

@@ -267,17 +267,17 @@ def _as_tuple(x: Any) -> tuple[Any, ...]:
 
 
 def _is_jit(obj: Any) -> bool:
-    from ..frontend.jit import JITFunction
+    from ..jit import JITFunction
     return isinstance(obj, JITFunction)
 
 
 def _is_launcher(obj: Any) -> bool:
-    from ..frontend.jit import Launcher
+    from ..jit import Launcher
     return isinstance(obj, Launcher)
 
 
 def _is_array(x: Any) -> bool:
-    from ..runtime.args import as_array
+    from ..arrays import as_array
     try:
         return as_array(x) is not None
     except Exception:       # noqa: BLE001 - an array npuemu cannot pass is not a kernel array argument

@@ -39,8 +39,8 @@ def bump_and_copy_kernel(x: asc.GlobalAddress, out: asc.GlobalAddress, fixed: in
 
 def dma_declared() -> bool:
     """Whether data_copy declares its GM accesses to the full-level checks (checks.gm_access)."""
-    binaries = bump_and_copy_kernel._binaries.values()
-    return any("gm_access" in b.compiled.source for b in binaries if "check=full" in b.compiled.source)
+    binaries = bump_and_copy_kernel.binaries()
+    return any("gm_access" in b.source for b in binaries if "check=full" in b.source)
 
 
 def run(fixed: bool, **launch) -> np.ndarray:

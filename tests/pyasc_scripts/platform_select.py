@@ -40,7 +40,7 @@ def main() -> None:
     np.testing.assert_array_equal(nums, cores)
 
     # npuemu-specific check: the launch above was built for the selected profile
-    (binary,) = block_ids._binaries.values()
+    (binary,) = block_ids.binaries()
     assert binary.platform.name == expected.value, binary.platform.name
     print(f"PYASC-COMPAT platform_select ok backend={backend.name} platform={binary.platform.name}")
 
