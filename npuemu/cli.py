@@ -1,4 +1,9 @@
-"""The ``npuemu`` command line: ``demo``, ``platforms``, ``cache``."""
+"""The ``npuemu`` command line: ``demo``, ``platforms``, ``cache``.
+
+Every failure a user can cause (an unknown platform or kernel name, a
+missing optional dependency) ends in one line on stderr and exit status 2,
+never a traceback.
+"""
 from __future__ import annotations
 
 import argparse
@@ -8,6 +13,11 @@ import sys
 
 def _demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
+    from .kernels.catalog import KERNELS
+    known = [k.name for k in KERNELS]
+    unknown = [k for k in args.kernel or () if k not in known]
+    if unknown:
+        raise _UsageError(f"unknown kernel {', '.join(unknown)}; the bundled kernels are {', '.join(known)}")
     rows = run_demo(platform=args.platform, kernels=args.kernel or None, scale=args.scale, repeat=args.repeat)
     return 0 if rows and all(r.passed for r in rows) else 1
 
@@ -79,8 +89,14 @@ def _cache(args: argparse.Namespace) -> int:
     return 0
 
 
+class _UsageError(Exception):
+    """A command-line mistake: reported in one line."""
+
+
 def main(argv: list[str] | None = None) -> int:
+    from . import __version__
     parser = argparse.ArgumentParser(prog="npuemu", description="Ascend NPU kernel emulator")
+    parser.add_argument("--version", action="version", version=f"npuemu {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run the bundled kernels, check them against NumPy, print a report")
     demo.add_argument("--platform", default=None, help="SoC profile (default Ascend910B1)")
@@ -95,7 +111,21 @@ def main(argv: list[str] | None = None) -> int:
     cache.add_argument("--clear", action="store_true")
     cache.set_defaults(func=_cache)
     args = parser.parse_args(argv)
-    return args.func(args)
+    from .errors import NpuemuError
+    try:
+        return args.func(args)
+    except (_UsageError, NpuemuError) as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    except ModuleNotFoundError as exc:
+        if exc.name not in _OPTIONAL:
+            raise
+        message = f"this needs {exc.name}: pip install {_OPTIONAL[exc.name]}"
+    print(f"npuemu {args.command}: error: {message}", file=sys.stderr)
+    return 2
+
+
+# optional dependencies a command may need, and how to install them
+_OPTIONAL = {"torch": "torch", "asv": "'npuemu[bench]'", "xdist": "'npuemu[test]'"}
 
 
 if __name__ == "__main__":
