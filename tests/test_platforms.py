@@ -215,3 +215,15 @@ def test_the_per_core_table_of_the_docs_is_the_profile_data():
                       "cube_fp16_macs_per_cycle", "vector_bytes_per_cycle"):
             assert int(documented[field].split()[0]) == getattr(p, field), (p.name, field)
         assert documented["system_workspace_size"] == "16 MiB" and p.system_workspace_size == 16 * MIB
+
+
+def test_cli_mistakes_end_in_one_line_not_a_traceback(capsys):
+    assert cli.main(["platforms", "Nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [err[0]] and err[0].startswith("npuemu platforms: error: unknown platform 'Nope'; known: ")
+    assert cli.main(["demo", "--kernel", "nosuch"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown kernel nosuch; the bundled kernels are add, " in err[0]
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--version"])
+    assert info.value.code == 0 and capsys.readouterr().out.startswith("npuemu ")
