@@ -14,7 +14,7 @@ import npuemu.asc as asc
 from npuemu import cli
 from npuemu.errors import CapacityError, PlatformError
 from npuemu.host import CoreMemType, PlatformAscendC
-from npuemu.runtime import profiles
+from npuemu import profiles
 from npuemu.platform import DEFAULT_PLATFORM, Platform, default_platform, get_platform, platforms
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
