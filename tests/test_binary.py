@@ -174,6 +174,7 @@ DRIVER = textwrap.dedent('''
             binary.save(sys.argv[3])
     stats = binary.module.numba_fn().stats
     print(json.dumps({"sha": binary.sha256, "x": x.tolist(), "lowerings": STATS.lowerings,
+                      "files": sorted({loc.filename for loc in binary.locs}),
                       "store_hits": STATS.store_hits, "compiled": sum(stats.cache_misses.values())}))
 ''')
 
@@ -205,6 +206,8 @@ def test_a_second_process_finds_the_binary_without_lowering_even_from_another_fo
     shutil.copytree(tmp_path / "a", tmp_path / "moved" / "elsewhere")       # the checkout moved
     moved = _run(tmp_path, tmp_path / "moved" / "elsewhere", "run")
     assert moved["sha"] == first["sha"] and moved["lowerings"] == 0 and moved["compiled"] == 0
+    assert first["files"] == [str((tmp_path / "a" / "kmod.py").resolve())]
+    assert moved["files"] == [str((tmp_path / "moved" / "elsewhere" / "kmod.py").resolve())]   # messages follow
 
 
 def test_a_changed_module_constant_or_helper_changes_the_key(tmp_path):

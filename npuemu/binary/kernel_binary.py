@@ -104,6 +104,20 @@ class KernelBinary:
             "facts": self.facts.to_json(), "locs": [_loc_json(loc) for loc in self.locs],
         }
 
+    def relocated(self, old_root: str, new_root: str) -> "KernelBinary":
+        """The binary with the source locations under folder ``old_root`` moved to ``new_root``
+        (a checkout that moved since the binary was built: messages name the files where they are now)."""
+        def move(loc: SourceLoc | None) -> SourceLoc | None:
+            if loc is None:
+                return None
+            name = loc.filename
+            if name == old_root or name.startswith(old_root.rstrip("/") + "/"):
+                name = new_root.rstrip("/") + name[len(old_root.rstrip("/")):]
+            return dataclasses.replace(loc, filename=name, called_from=move(loc.called_from))
+
+        return dataclasses.replace(self, locs=tuple(move(loc) for loc in self.locs), _native=self._native,
+                                   _lock=threading.Lock())
+
     def save(self, path: str | Path) -> Path:
         """Write the binary, machine code included, to the archive ``path`` (a zip file); returns ``path``.
 

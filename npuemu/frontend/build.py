@@ -11,9 +11,11 @@ being lowered again.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..binary import store
@@ -103,13 +105,34 @@ class KernelBuilder:
             b = store.get(key.sha256)
             if b is not None and (tk is None) == (not b.facts.tiling_keys):
                 STATS.store_hits += 1
-                return b
+                return _moved_here(b, self.kernel)
         return None
 
     def _build(self, kinds: tuple[ArgKind, ...], options: Options, platform: Platform) -> KernelBinary:
         b = lower_binary(self.kernel, kinds, options, platform)
         store.put(b)
         return b
+
+
+def _moved_here(binary: KernelBinary, kernel: KernelFunction) -> KernelBinary:
+    """``binary`` with its source locations in the folder the kernel's file is in now.
+
+    The key has no paths, so a binary built in a checkout that has moved since
+    is found again; its messages must name the files where they are now.  The
+    folders are told apart by the part of the path both files end with.
+    """
+    try:
+        now = Path(inspect.getsourcefile(kernel.fn) or "").resolve()
+    except TypeError:
+        return binary
+    then = next((Path(loc.filename) for loc in binary.locs if loc.function == kernel.__name__), None)
+    if then is None or then == now or then.name != now.name:
+        return binary
+    old, new = then.parts, now.parts
+    common = 0
+    while common < min(len(old), len(new)) and old[-1 - common] == new[-1 - common]:
+        common += 1
+    return binary.relocated(str(Path(*old[:len(old) - common])), str(Path(*new[:len(new) - common])))
 
 
 def check_tiling_key(kernel: str, tested: Any, key: int | None) -> None:
