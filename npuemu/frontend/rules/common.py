@@ -31,6 +31,23 @@ def memory_of(lw: LoweringContext, pos: TPosition, node: ast.AST | None) -> Hard
                 f"on-chip memory behind it", node)
 
 
+def position_arg(lw: LoweringContext, v: Value, node: ast.AST | None) -> TPosition:
+    """A compile-time TPosition argument."""
+    p = lw.const_value(v, node, "a TPosition")
+    try:
+        return TPosition(p)
+    except ValueError:
+        lw.type_error(f"{p!r} is not a TPosition", node)
+
+
+def dtype_arg(lw: LoweringContext, v: Value, node: ast.AST | None, what: str = "dtype") -> dt.DataType:
+    """A compile-time data type argument (``asc.float32``, ``x.dtype``)."""
+    d = lw.const_value(v, node, what)
+    if not isinstance(d, dt.DataType) or d is dt.void:
+        lw.type_error(f"{what} must be an asc data type (asc.float32, x.dtype, ...), got {d!r}", node)
+    return d
+
+
 def local(lw: LoweringContext, v: Value, node: ast.AST | None, what: str,
           positions: Iterable[TPosition] | None = VECTOR_POSITIONS) -> LocalTensorT:
     """Check ``v`` is a LocalTensor (in one of ``positions``); return its type."""

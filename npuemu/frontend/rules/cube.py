@@ -27,7 +27,7 @@ from ..context import LoweringContext
 from ..types import GlobalTensorT, LocalTensorT, RecordT, Value, const
 from . import access
 from .common import is_params, plain_int
-from .core import register_param_struct
+from .params import register_param_struct
 
 for _cls in (lang.LoadData2DParams, lang.LoadData2DParamsV2, lang.LoadData2dTransposeParams,
              lang.InitConstValueParams, lang.FixpipeParamsV220, lang.FixpipeConfig):

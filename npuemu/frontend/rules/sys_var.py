@@ -1,0 +1,42 @@
+"""Rules for the core identity and system variables (``get_block_idx``, ``ascend_is_aic``, ...).
+
+Each reads a slot of the core's state array, set by the launch.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ...isa import state as S
+from ...language import sys_var as sv
+from ..context import LoweringContext
+from ..registry import Call, rule
+from ..types import Value, const, scalar
+
+
+def _st_read(slot: int, kind: str = "int") -> Any:
+    def r(lw: LoweringContext, call: Call) -> Value:
+        call.bind(lw, "")
+        return scalar(kind, f"_st[{slot}]" if kind == "int" else f"(_st[{slot}] != 0)")
+    return r
+
+
+rule(sv.get_block_idx)(_st_read(S.BLOCK_IDX))
+rule(sv.get_block_num)(_st_read(S.BLOCK_NUM))
+rule(sv.get_sub_block_idx)(_st_read(S.SUB_BLOCK_IDX))
+rule(sv.get_sub_block_num, sv.get_task_ratio)(_st_read(S.SUB_BLOCK_NUM))
+
+
+@rule(sv.ascend_is_aic)
+def _is_aic(lw: LoweringContext, call: Call) -> Value:
+    return scalar("bool", f"(_st[{S.CORE_TYPE}] == 1)")
+
+
+@rule(sv.ascend_is_aiv)
+def _is_aiv(lw: LoweringContext, call: Call) -> Value:
+    return scalar("bool", f"(_st[{S.CORE_TYPE}] == 0)")
+
+
+@rule(sv.get_data_block_size_in_bytes)
+def _blk_size(lw: LoweringContext, call: Call) -> Value:
+    return const(32)
+
