@@ -99,18 +99,25 @@ class KernelFault(NpuemuError):
 
     Attributes give the pieces of the message separately so that tools and
     tests can inspect them: ``kernel``, ``core`` (e.g. ``"AIV 3"``), ``loc``
-    (a :class:`SourceLoc`), ``rule`` (short rule name) and ``detail``.
+    (a :class:`SourceLoc`), ``rule`` (short rule name) and ``detail``; where
+    the fault concerns one access, ``pipe`` is the pipe that made it (``"V"``,
+    ``"MTE2"``, ``"S"``, ...) and ``buffer`` what it touched: a GM argument by
+    name (``"z"``) or an on-chip memory (``"UB"``, ``"L1"``, ``"L0A"``, ...).
+    Both are None when the fault does not say.
     """
 
     rule_name = "kernel fault"
 
     def __init__(self, detail: str, *, kernel: str = "?", core: str = "?",
-                 loc: SourceLoc | None = None, rule: str | None = None):
+                 loc: SourceLoc | None = None, rule: str | None = None,
+                 pipe: str | None = None, buffer: str | None = None):
         self.kernel = kernel
         self.core = core
         self.loc = loc
         self.rule = rule or self.rule_name
         self.detail = detail
+        self.pipe = pipe
+        self.buffer = buffer
         where = f"kernel '{kernel}', core {core}"
         if loc is not None:
             where += f", {loc.short()}"

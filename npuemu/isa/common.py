@@ -8,7 +8,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .. import errors
-from .fault import Fault, register
+from .fault import Fault, Message, register
 
 BLOCK = 32                     # bytes in a DataBlock
 
@@ -21,7 +21,8 @@ F_NO_MEMORY = 5
 
 register({
     F_ALIGN: (errors.AlignmentError,
-              lambda a, b, c, env: f"operand address {a} in {env.hardware(c)} is not {b}-byte aligned"),
+              lambda a, b, c, env: Message(f"operand address {a} in {env.hardware(c)} is not {b}-byte aligned",
+                                           buffer=env.hardware(c))),
     F_NEG_COUNT: (errors.ParamRangeError,
                   lambda a, b, c, env: f"element count {a} is negative"),
     F_COUNT_OVER: (errors.BoundsError,

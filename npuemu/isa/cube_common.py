@@ -9,7 +9,7 @@ from numba import njit
 
 from .. import errors
 from . import state as S
-from .fault import Fault, register
+from .fault import Fault, Message, register
 
 F_NOT_AIC = 990
 F_ALIGN = 991
@@ -47,8 +47,8 @@ register({
                 lambda a, b, c, env: "cube instructions run only on AIC cores; this is an AIV core (guard the "
                                      "cube part with `if asc.ascend_is_aic():` or launch an AIC kernel type)"),
     F_ALIGN: (errors.AlignmentError,
-              lambda a, b, c, env: f"the {_role(c)} starts at byte {a} of {env.hardware(b >> 16)}, which is not "
-                                   f"{b & 0xFFFF}-byte aligned"),
+              lambda a, b, c, env: Message(f"the {_role(c)} starts at byte {a} of {env.hardware(b >> 16)}, which "
+                                           f"is not {b & 0xFFFF}-byte aligned", buffer=env.hardware(b >> 16))),
     F_PARAM: (errors.ParamRangeError,
               lambda a, b, c, env: f"{FIELDS[c] if 0 <= c < len(FIELDS) else 'field'} = {a} is outside its "
                                    f"range [{b >> 32}, {b & 0xFFFFFFFF}]"),

@@ -46,7 +46,7 @@ from .. import errors
 from ..numerics.half import f32_to_bf16, f32_to_f16
 from . import state as S
 from .common import BLOCK, memmove
-from .fault import Fault, register
+from .fault import Fault, Message, register
 
 F_GM_OOB = 100
 F_GM_SIZE = 101
@@ -73,7 +73,8 @@ SRC = 1
 
 register({
     F_GM_OOB: (errors.BoundsError,
-               lambda a, b, c, env: f"the copy touches GM bytes [{a}, {a + b}) outside {env.region(c)}"),
+               lambda a, b, c, env: Message(f"the copy touches GM bytes [{a}, {a + b}) outside {env.region(c)}",
+                                            buffer=env.region_name(c))),
     F_GM_SIZE: (errors.BoundsError,
                 lambda a, b, c, env: f"the copy touches {a} elements of a GlobalTensor whose "
                                      f"set_global_buffer size is {b}"),

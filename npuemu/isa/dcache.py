@@ -73,7 +73,7 @@ from .. import errors
 from . import hb
 from . import state as S
 from .common import memmove
-from .fault import Fault, register
+from .fault import Fault, Message, register
 
 # global header (int64 words)
 GLOBAL_WORDS = 8
@@ -125,6 +125,11 @@ def _region(a: int, env: Any) -> str:
     return env.region(a & ((1 << _RID_BITS) - 1))
 
 
+def _buffer(a: int, env: Any) -> str:
+    """The name of the GM argument in a fault argument packed by :func:`_pack_holder` (the fault's buffer)."""
+    return env.region_name(a & ((1 << _RID_BITS) - 1))
+
+
 def _site(c: int, env: Any) -> str:
     if c == SITE_KERNEL_END:
         return "by the whole-DCache flush at the end of the kernel"
@@ -134,29 +139,31 @@ def _site(c: int, env: Any) -> str:
 
 
 register({
-    F_STALE_READ: (errors.DCacheError, lambda a, b, c, env: (
+    F_STALE_READ: (errors.DCacheError, lambda a, b, c, env: Message(
         f"stale read: scalar read of byte {b} of {_region(a, env)} hits a DCache line cached by "
         f"{env.source(c)}, and GM has changed there since (a DMA or another core wrote it), so the read "
         f"returns the old cached value; call data_cache_clean_and_invalid on the line before reading data "
-        f"that DMA or other cores write")),
-    F_UNFLUSHED_READ: (errors.DCacheError, lambda a, b, c, env: (
+        f"that DMA or other cores write", "S", _buffer(a, env))),
+    F_UNFLUSHED_READ: (errors.DCacheError, lambda a, b, c, env: Message(
         f"stale read: scalar read of byte {b} of {_region(a, env)}, which {_holder(a)} holds dirty in its "
         f"DCache (written by {env.source(c)}); that write has not reached GM, so the read returns the old "
-        f"value; the writer must call data_cache_clean_and_invalid after its set_value")),
-    F_LOST_WRITE: (errors.DCacheError, lambda a, b, c, env: (
+        f"value; the writer must call data_cache_clean_and_invalid after its set_value", "S",
+        _buffer(a, env))),
+    F_LOST_WRITE: (errors.DCacheError, lambda a, b, c, env: Message(
         f"lost write: the DCache line holding byte {b} of {_region(a, env)}, dirtied by this scalar write, "
         f"is written back {_site(c, env)} over GM data that changed after this core cached the line "
         f"(another core's write-back or a DMA); a write-back stores the whole line, so that data is lost. "
         f"Keep data that different cores or DMA write on separate 64-byte lines, or clean the line with "
-        f"data_cache_clean_and_invalid before the others write it")),
-    F_DMA_READ_DIRTY: (errors.DCacheError, lambda a, b, c, env: (
+        f"data_cache_clean_and_invalid before the others write it", "S", _buffer(a, env))),
+    F_DMA_READ_DIRTY: (errors.DCacheError, lambda a, b, c, env: Message(
         f"stale DMA read: DMA reads byte {b} of {_region(a, env)}, which {_holder(a)} holds dirty in its "
         f"DCache (written by {env.source(c)}); DMA bypasses the DCache and reads the old value: call "
-        f"data_cache_clean_and_invalid after the set_value, before the data_copy")),
-    F_DMA_WRITE_DIRTY: (errors.DCacheError, lambda a, b, c, env: (
+        f"data_cache_clean_and_invalid after the set_value, before the data_copy", buffer=_buffer(a, env))),
+    F_DMA_WRITE_DIRTY: (errors.DCacheError, lambda a, b, c, env: Message(
         f"lost write: DMA writes byte {b} of {_region(a, env)}, inside a DCache line {_holder(a)} holds "
         f"dirty (written by {env.source(c)}); the line's later write-back stores the whole line over the "
-        f"DMA's data: call data_cache_clean_and_invalid after the set_value, before the data_copy")),
+        f"DMA's data: call data_cache_clean_and_invalid after the set_value, before the data_copy",
+        buffer=_buffer(a, env))),
 })
 
 

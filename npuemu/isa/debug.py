@@ -27,7 +27,7 @@ from .linkage import instruction
 from .. import errors
 from . import state as S
 from .common import BLOCK, memmove
-from .fault import Fault, register
+from .fault import Fault, Message, register
 
 REC_PRINTF = 1
 REC_DUMP = 2
@@ -51,7 +51,8 @@ register({
                      lambda a, b, c, env: f"dump_tensor of {a} elements from a GlobalTensor whose "
                                           f"set_global_buffer size is {b}"),
     F_DUMP_GM_OOB: (errors.BoundsError,
-                    lambda a, b, c, env: f"dump_tensor reads GM bytes [{a}, {a + b}) outside {env.region(c)}"),
+                    lambda a, b, c, env: Message(f"dump_tensor reads GM bytes [{a}, {a + b}) outside "
+                                                 f"{env.region(c)}", buffer=env.region_name(c))),
 })
 
 U32 = 0xFFFFFFFF

@@ -5,16 +5,36 @@ Instructions cannot build rich messages in nopython mode, so they raise
 call, and up to three integers.  Each instruction module registers its codes
 with :func:`register` together with the user-facing error class and a
 function that renders the message; the launcher turns the ``Fault`` into that
-:class:`npuemu.errors.KernelFault`, adding kernel, core and source line.
+:class:`npuemu.errors.KernelFault`, adding kernel, core and source line.  A
+renderer that knows which pipe made the faulting access or which buffer it
+touched returns a :class:`Message` instead of a string, so that the error
+carries them as ``pipe`` and ``buffer`` fields.
 
-Code ranges per module keep parallel work from colliding:
-common 1-99, data movement 100-199, queues/buffers 200-299, vector 300-399,
-cast 400-499, reductions 500-599, compare/select/gather 600-699,
-sync 700-799, debug 800-899, cube 900-999, scalar access 1000-1099.
+Each area of the instruction set has a range of codes, so that modules
+written in parallel never collide; the codes each module registers today:
+
+=========  =======================  ==============================================
+range      area                     registered (module: codes)
+=========  =======================  ==============================================
+1-99       common                   common: 1-5
+100-199    data movement            datamove: 100-108
+200-299    queues and buffers       queue: 200-216
+300-399    vector                   vmask: 300-309, vec_scalar: 310
+400-499    fill and broadcast       vec_fill: 420-423
+500-599    reductions               vec_reduce: 500-501
+600-699    compare/select/gather    vec_cmpsel: 600-604, vec_gather: 650-653
+700-799    sync and race checking   sync: 700-709 720-722, hb: 760-765
+800-899    debug                    debug: 800-804
+900-999    cube                     cube_move: 900, fixpipe: 960-962, cube_common: 990-993
+1000-1099  scalar access            tensor: 1000-1007, dcache: 1050-1054
+1100-1199  scalar arithmetic        arith: 1100-1101
+1200-1299  cross-core sync          cross_core: 1200-1210
+1300-1399  tiling data              tiling_data: 1300
+=========  =======================  ==============================================
 """
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from typing import Callable, NamedTuple, Protocol
 
 from .. import errors
 
@@ -27,13 +47,27 @@ class FaultEnv(Protocol):
     """What a message renderer can ask about the faulting launch."""
 
     def region(self, rid: int) -> str: ...
+    def region_name(self, rid: int) -> str: ...
     def position(self, pos: int) -> str: ...
     def hardware(self, hw: int) -> str: ...
     def dtype(self, code: int) -> str: ...
     def source(self, loc_id: int) -> str: ...
 
 
-Render = Callable[[int, int, int, FaultEnv], str]
+class Message(NamedTuple):
+    """A rendered fault message with the pipe and the buffer of the faulting access, where known.
+
+    ``pipe`` is a pipe name (``"V"``, ``"MTE2"``, ``"S"``, ...); ``buffer`` is
+    the GM argument's name (``FaultEnv.region_name``) or the on-chip memory's
+    (``FaultEnv.hardware``: ``"UB"``, ``"L1"``, ...).
+    """
+
+    text: str
+    pipe: str | None = None
+    buffer: str | None = None
+
+
+Render = Callable[[int, int, int, FaultEnv], "str | Message"]
 
 FAULTS: dict[int, tuple[type[errors.KernelFault], Render]] = {}
 

@@ -91,7 +91,7 @@ import mmap
 import threading
 import weakref
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from numba import njit
@@ -101,7 +101,7 @@ from .. import errors
 from ..language.enums import Hardware, HardEvent, PipeID
 from . import shadow_ranges as R
 from . import state as ST
-from .fault import Fault, register
+from .fault import Fault, Message, register
 from .shadow_ranges import CLOCK_SHIFT, F_END, F_R, F_START, F_W, L_COUNT, L_OVER, LH
 
 # pipes, in the order of the clock vectors (PipeID values differ: see PIPE_OF)
@@ -396,39 +396,42 @@ def _core_name(env: Any, slot: int) -> str:
     return label(slot) if label is not None else f"the core in launch slot {slot}"
 
 
-def _render_local_race(a: int, b: int, c: int, env: Any) -> str:
+def _render_local_race(a: int, b: int, c: int, env: Any) -> Message:
     pipe, write, other, owrite, hw, _, oloc = unpack_detail(c)
-    return (f"{hazard(write, owrite)}: {PIPE_NAMES[pipe]} {_KIND[write]} of {_memory_name(hw)} bytes [{a}, {b}) "
-            f"races with the {PIPE_NAMES[other]} {_KIND[owrite]} at {env.source(oloc)}: nothing orders them "
-            f"({_fix_hint(other, pipe)})")
+    return Message(f"{hazard(write, owrite)}: {PIPE_NAMES[pipe]} {_KIND[write]} of {_memory_name(hw)} bytes "
+                   f"[{a}, {b}) races with the {PIPE_NAMES[other]} {_KIND[owrite]} at {env.source(oloc)}: "
+                   f"nothing orders them ({_fix_hint(other, pipe)})", PIPE_NAMES[pipe], _memory_name(hw))
 
 
-def _render_uninit(a: int, b: int, c: int, env: Any) -> str:
+def _render_uninit(a: int, b: int, c: int, env: Any) -> Message:
     pipe, _, _, _, hw, _, _ = unpack_detail(c)
-    return (f"{PIPE_NAMES[pipe]} read of {_memory_name(hw)} bytes [{a}, {b}), which nothing has written: on "
-            f"hardware this reads whatever an earlier kernel left there")
+    return Message(f"{PIPE_NAMES[pipe]} read of {_memory_name(hw)} bytes [{a}, {b}), which nothing has written: "
+                   f"on hardware this reads whatever an earlier kernel left there", PIPE_NAMES[pipe],
+                   _memory_name(hw))
 
 
-def _render_uninit_gm(a: int, b: int, c: int, env: Any) -> str:
+def _render_uninit_gm(a: int, b: int, c: int, env: Any) -> Message:
     pipe, _, _, _, rid, _, _ = unpack_detail(c)
-    return (f"{PIPE_NAMES[pipe]} read of GM bytes [{a}, {b}) of {env.region(rid)}, which nothing has written: "
-            f"the host passed that buffer uninitialised and no write ordered before this read filled these "
-            f"bytes, so on hardware it reads whatever was left in that memory")
+    return Message(f"{PIPE_NAMES[pipe]} read of GM bytes [{a}, {b}) of {env.region(rid)}, which nothing has "
+                   f"written: the host passed that buffer uninitialised and no write ordered before this read "
+                   f"filled these bytes, so on hardware it reads whatever was left in that memory",
+                   PIPE_NAMES[pipe], env.region_name(rid))
 
 
-def _render_gm_race(a: int, b: int, c: int, env: Any) -> str:
+def _render_gm_race(a: int, b: int, c: int, env: Any) -> Message:
     pipe, write, other, owrite, rid, _, oloc = unpack_detail(c)
-    return (f"{hazard(write, owrite)}: {PIPE_NAMES[pipe]} {_KIND[write]} of GM bytes [{a}, {b}) of "
-            f"{env.region(rid)} races with the {PIPE_NAMES[other]} {_KIND[owrite]} at {env.source(oloc)}: "
-            f"nothing orders them ({_fix_hint(other, pipe)})")
+    return Message(f"{hazard(write, owrite)}: {PIPE_NAMES[pipe]} {_KIND[write]} of GM bytes [{a}, {b}) of "
+                   f"{env.region(rid)} races with the {PIPE_NAMES[other]} {_KIND[owrite]} at "
+                   f"{env.source(oloc)}: nothing orders them ({_fix_hint(other, pipe)})",
+                   PIPE_NAMES[pipe], env.region_name(rid))
 
 
-def _render_gm_cores(a: int, b: int, c: int, env: Any) -> str:
+def _render_gm_cores(a: int, b: int, c: int, env: Any) -> Message:
     pipe, write, other, owrite, rid, core, oloc = unpack_detail(c)
-    return (f"{hazard(write, owrite)}: {PIPE_NAMES[pipe]} {_KIND[write]} of GM bytes [{a}, {b}) of "
-            f"{env.region(rid)} races with the {PIPE_NAMES[other]} {_KIND[owrite]} by {_core_name(env, core)} at "
-            f"{env.source(oloc)}: no cross-core synchronisation (sync_all, cross_core_set_flag/wait_flag, ...) "
-            f"orders them")
+    return Message(f"{hazard(write, owrite)}: {PIPE_NAMES[pipe]} {_KIND[write]} of GM bytes [{a}, {b}) of "
+                   f"{env.region(rid)} races with the {PIPE_NAMES[other]} {_KIND[owrite]} by "
+                   f"{_core_name(env, core)} at {env.source(oloc)}: no cross-core synchronisation (sync_all, "
+                   f"cross_core_set_flag/wait_flag, ...) orders them", PIPE_NAMES[pipe], env.region_name(rid))
 
 
 register({
@@ -907,8 +910,12 @@ def cross_core_conflict(g):
 
 
 def check_launch(gsh: tuple[np.ndarray, ...], region_names: list[str], locs: list[Any],
-                 core_labels: list[str], kernel: str) -> None:
-    """After a launch whose cores never synchronise: raise a RaceError for GM two cores conflict on."""
+                 core_labels: list[str], kernel: str, buffers: Sequence[str] | None = None) -> None:
+    """After a launch whose cores never synchronise: raise a RaceError for GM two cores conflict on.
+
+    ``region_names`` describe the GM regions in the message; ``buffers`` are
+    the arguments' bare names, the error's ``buffer`` (None when not given).
+    """
     for rid, g in enumerate(gsh):
         if g.size <= GH or g[GH_ONLINE]:
             continue
@@ -927,4 +934,5 @@ def check_launch(gsh: tuple[np.ndarray, ...], region_names: list[str], locs: lis
                   f"races with the {PIPE_NAMES[sa & 7]} {_KIND[wa]} by {core_labels[ca]} at {site(sa)}: the cores "
                   f"do not synchronise (sync_all, cross_core_set_flag/wait_flag, ...), so nothing orders them")
         raise errors.RaceError(detail, kernel=kernel, core=core_labels[cb],
-                               loc=locs[loc_b] if loc_b < len(locs) else None)
+                               loc=locs[loc_b] if loc_b < len(locs) else None, pipe=PIPE_NAMES[sb & 7],
+                               buffer=buffers[rid] if buffers is not None else None)

@@ -24,7 +24,7 @@ from .. import errors
 from ..language.enums import Hardware, TPosition
 from . import hb
 from . import state as S
-from .fault import Fault, register
+from .fault import Fault, Message, register
 
 F_NO_MEM = 200
 F_OVERFLOW = 201
@@ -97,7 +97,8 @@ _STATE = {S.BLK_FREE: "free", S.BLK_ALLOCATED: "allocated", S.BLK_ENQUEUED: "enq
 register({
     F_NO_MEM: (errors.PositionError, lambda a, b, c, env: f"this core type has no {env.hardware(a)}"),
     F_OVERFLOW: (errors.CapacityError,
-                 lambda a, b, c, env: f"{env.hardware(c)} overflow: buffers need {a} bytes but it has {b}"),
+                 lambda a, b, c, env: Message(f"{env.hardware(c)} overflow: buffers need {a} bytes but it has {b}",
+                                              buffer=env.hardware(c))),
     F_TOO_MANY_BUFS: (errors.QueueError,
                       lambda a, b, c, env: f"TPipe hands out {a} buffers; at most {b} are allowed"),
     F_REINIT: (errors.QueueError,

@@ -13,7 +13,7 @@ from .. import errors
 from . import state as S
 from . import dcache
 from .common import check_aligned
-from .fault import Fault, register
+from .fault import Fault, Message, register
 from .linkage import instruction
 
 F_STATIC_OOB = 1000
@@ -27,14 +27,15 @@ F_GM_ELEM_ALIGN = 1007
 
 register({
     F_STATIC_OOB: (errors.CapacityError,
-                   lambda a, b, c, env: f"a static tensor at byte {a} of {b} bytes does not fit in "
-                                        f"{env.hardware(c)}"),
+                   lambda a, b, c, env: Message(f"a static tensor at byte {a} of {b} bytes does not fit in "
+                                                f"{env.hardware(c)}", buffer=env.hardware(c))),
     F_SUB_OOB: (errors.BoundsError,
                 lambda a, b, c, env: f"sub-tensor at element {a} of a tensor of {b} elements"),
     F_ELEM_OOB: (errors.BoundsError,
                  lambda a, b, c, env: f"element {a} of a tensor of {b} elements"),
     F_GM_ELEM_OOB: (errors.BoundsError,
-                    lambda a, b, c, env: f"scalar access to byte offset {a} is outside {env.region(b)}"),
+                    lambda a, b, c, env: Message(f"scalar access to byte offset {a} is outside {env.region(b)}",
+                                                 "S", env.region_name(b))),
     F_GM_SUB_OOB: (errors.BoundsError,
                    lambda a, b, c, env: f"GlobalTensor offset {a} past its size of {b} elements"),
     F_NO_MEM: (errors.PositionError,

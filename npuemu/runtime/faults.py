@@ -11,7 +11,7 @@ from typing import Sequence
 
 from .. import errors
 from ..errors import SourceLoc
-from ..isa.fault import FAULTS, Fault
+from ..isa.fault import FAULTS, Fault, Message
 from ..language import dtype as dt
 from ..language.enums import Hardware, TPosition
 from .args import Region
@@ -45,6 +45,10 @@ class FaultContext:
             return f"GM argument '{r.name}' ({r.bytes.size} bytes)"
         return f"GM region {rid}"
 
+    def region_name(self, rid: int) -> str:
+        """The GM argument's name alone (a fault's ``buffer``)."""
+        return self.regions[rid].name if 0 <= rid < len(self.regions) else f"GM region {rid}"
+
     def position(self, pos: int) -> str:
         try:
             return TPosition(pos).name
@@ -69,7 +73,11 @@ def translate_fault(exc: Fault, core: CoreSpec, ctx: FaultContext) -> errors.Ker
     code, loc_id, a, b, c = (list(exc.args) + [0] * 5)[:5]
     cls, render = FAULTS.get(int(code), (errors.KernelFault, lambda a, b, c, env: f"fault code {code}"))
     loc = ctx.locs[loc_id] if 0 <= loc_id < len(ctx.locs) else None
-    return cls(render(int(a), int(b), int(c), ctx), kernel=ctx.kernel, core=core.label, loc=loc)
+    message = render(int(a), int(b), int(c), ctx)
+    if not isinstance(message, Message):
+        message = Message(message)
+    return cls(message.text, kernel=ctx.kernel, core=core.label, loc=loc, pipe=message.pipe,
+               buffer=message.buffer)
 
 
 def raise_fault(exc: BaseException, core: CoreSpec, ctx: FaultContext) -> None:
