@@ -7,7 +7,6 @@ never a traceback.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 
 
@@ -77,11 +76,10 @@ def _platform_detail(p) -> None:
 
 
 def _cache(args: argparse.Namespace) -> int:
-    from .codegen.compiler import cache_dir
+    from .codegen.cache import cache_dir, clear
     d = cache_dir()
     if args.clear:
-        shutil.rmtree(d, ignore_errors=True)
-        print(f"removed {d}")
+        print(f"removed {clear()}")
     else:
         n = len(list((d / "npuemu_kernels").glob("*.py"))) if d.exists() else 0
         b = len(list((d / "binaries").glob("*.json"))) if d.exists() else 0

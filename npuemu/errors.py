@@ -23,8 +23,28 @@ class PlatformError(NpuemuError):
     """An unknown or inconsistent SoC platform profile."""
 
 
+class CacheError(NpuemuError):
+    """The kernel cache cannot be used: it cannot be created, or it is not safe to load code from."""
+
+
 class NumbaVersionError(NpuemuError, ImportError):
     """The installed Numba is outside the range npuemu supports (``npuemu.numba_compat``)."""
+
+
+class UsageError(NpuemuError, TypeError, ValueError):
+    """A host-side API (``npuemu.host``, ``npuemu.testing``) was called with arguments it cannot use.
+
+    Also a :class:`TypeError` and a :class:`ValueError`, which such calls
+    raised before, so existing handlers keep working.
+    """
+
+
+class StructFieldError(UsageError):
+    """A struct field (tiling data, a kernel-argument struct) was given a value it cannot hold.
+
+    A value of the wrong type, an integer out of the field's range, an array
+    of the wrong length, or a field the struct does not have.
+    """
 
 
 class NotInKernelError(NpuemuError):

@@ -357,7 +357,7 @@ def load_kernel_module(name, text):
     """Import kernels from ``text``, written to a stable path so the disk cache serves later runs."""
     import importlib.util
 
-    from npuemu.codegen.compiler import cache_dir
+    from npuemu.codegen.cache import cache_dir
 
     path = cache_dir() / "test-sources" / f"{name}.py"
     if not path.is_file() or path.read_text() != text:

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..codegen import abi
-from ..codegen.compiler import GeneratedModule, cache_dir, compile_native, generated_module, write_atomic
+from ..codegen.cache import check_entry, ensure_package, find_entry, roots, write_atomic
+from ..codegen.compiler import GeneratedModule, compile_native, generated_module
 from ..errors import LaunchError, SourceLoc
 from ..language.enums import KernelType
 from ..platform import Platform, get_platform
@@ -36,6 +37,10 @@ from .key import BinaryKey
 
 FORMAT = "npuemu-kernel-binary"
 FORMAT_VERSION = 1
+
+
+class ModuleMismatch(LaunchError):
+    """A binary's generated module is missing or not the one it was built with."""
 
 
 @dataclass(eq=False)
@@ -168,13 +173,14 @@ def from_descriptor(desc: dict[str, Any], origin: str) -> KernelBinary:
     key = BinaryKey.from_json(desc["key"])
     if key.sha256 != desc["sha256"]:
         raise LaunchError(f"{origin}: the binary's key does not match its sha256: the descriptor is damaged")
-    src_path = cache_dir() / "npuemu_kernels" / f"{desc['module']}.py"
+    src_path = find_entry(f"{desc['module']}.py") or roots().write / "npuemu_kernels" / f"{desc['module']}.py"
     try:
+        check_entry(src_path)
         source = src_path.read_text()
     except OSError as exc:
-        raise LaunchError(f"{origin}: the generated module {src_path} is missing ({exc})") from None
+        raise ModuleMismatch(f"{origin}: the generated module {src_path} is missing ({exc})") from None
     if hashlib.sha256(source.encode()).hexdigest() != desc["module_sha256"]:
-        raise LaunchError(f"{origin}: the generated module {src_path} does not match the binary")
+        raise ModuleMismatch(f"{origin}: the generated module {src_path} does not match the binary")
     module = generated_module(desc["name"], source)
     return KernelBinary(key=key, name=desc["name"], module=module, facts=KernelFacts.from_json(desc["facts"]),
                         locs=tuple(_loc(d) for d in desc["locs"]), kernel_type=KernelType[desc["kernel_type"]],
@@ -205,10 +211,7 @@ def _module_files(module_path: Path) -> dict[str, bytes]:
 
 def _install(files: dict[str, bytes]) -> None:
     """Put a binary's files into this process's kernel cache (files already there are kept)."""
-    from ..codegen.compiler import ensure_package
-    root = cache_dir()
-    ensure_package(root)
-    package = root / "npuemu_kernels"
+    package = ensure_package(roots().write)
     for rel, data in files.items():
         target = package / rel
         if not target.exists():

@@ -10,13 +10,14 @@ again.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import warnings
 from pathlib import Path
 
-from ..codegen.compiler import cache_dir, write_atomic
+from ..codegen.cache import check_entry, roots, write_atomic
 from ..errors import NpuemuError
-from .kernel_binary import KernelBinary, from_descriptor
+from .kernel_binary import KernelBinary, ModuleMismatch, from_descriptor
 
 
 class BinaryStoreWarning(UserWarning):
@@ -24,8 +25,8 @@ class BinaryStoreWarning(UserWarning):
 
 
 def store_dir() -> Path:
-    """Where the descriptors live."""
-    return cache_dir() / "binaries"
+    """Where new descriptors are written."""
+    return roots().write / "binaries"
 
 
 def put(binary: KernelBinary) -> None:
@@ -40,8 +41,10 @@ def put(binary: KernelBinary) -> None:
 
 def get(sha256: str) -> KernelBinary | None:
     """The stored binary of key hash ``sha256``, or None (absent, or damaged and removed)."""
-    path = store_dir() / f"{sha256}.json"
+    found = [r / "binaries" / f"{sha256}.json" for r in roots().read]
+    path = next((p for p in found if p.exists()), found[0])
     try:
+        check_entry(path)
         text = path.read_text()
     except FileNotFoundError:
         return None
@@ -54,8 +57,14 @@ def get(sha256: str) -> KernelBinary | None:
         if desc.get("sha256") != sha256:
             raise NpuemuError("its name does not match its key")
         return from_descriptor(desc, str(path))
+    except ModuleMismatch:
+        # the kernel cache lost or damaged the module: the rebuild says so; the descriptor goes with it
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+        return None
     except (ValueError, KeyError, TypeError, NpuemuError) as exc:
         warnings.warn(f"npuemu: stored binary {path} is damaged ({exc}); removed, building it again",
                       BinaryStoreWarning, stacklevel=2)
-        path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
         return None

@@ -1,39 +1,34 @@
 """From generated source to a callable per-core kernel, cached on disk.
 
-The generated module is written to the kernel cache directory under a name
-derived from the SHA-256 of its text (which includes a fingerprint of the
+The generated module is written to the kernel cache (:mod:`.cache`) under a
+name derived from the sha256 of its text (which includes a fingerprint of the
 instruction library), so identical kernels share one file and any change to
 the kernel, its helpers, its constants or npuemu itself gives a new file.
 Numba's own ``cache=True`` stores the machine code next to that file, so a
 second process skips compilation; ``<name>_<sha>.links`` lists the
 instructions that machine code calls by symbol, loaded before it
-(:mod:`npuemu.isa.linkage`).  Files are never rewritten once they exist:
-Numba keys its cache on the source file's timestamp.
-
-Several processes may share one cache (pytest-xdist workers, parallel CI
-jobs): generated files are written atomically, and Numba's cache index is
-updated under a file lock (see :func:`_lock_numba_cache_index`).
+(:mod:`npuemu.isa.linkage`).  Machine code is only loaded from an entry whose
+manifest matches its files; a damaged entry is rebuilt.
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.util
-import os
 import sys
-import tempfile
 import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
 
 from ..errors import KernelCompileError
 from ..isa.linkage import LinkError, linking, load_links
-from ..numba_compat import require
+from .cache import (PACKAGE, check_entry, discard_machine_code, ensure_package, entry_files,
+                    entry_intact, entry_lock, find_entry, lock_numba_cache_index, record_entry, roots,
+                    write_atomic)
 
 try:
     import fcntl
@@ -41,73 +36,7 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks, Numba's ow
     fcntl = None  # type: ignore[assignment]
 
 _LOCK = threading.Lock()
-
-
-@contextlib.contextmanager
-def _directory_lock(path: str, exclusive: bool) -> Iterator[None]:
-    """An advisory lock on directory ``path`` held by this block (nothing where flock is unavailable)."""
-    try:
-        fd = os.open(path, os.O_RDONLY) if fcntl is not None else -1
-    except OSError:              # the directory does not exist yet: nothing to load, Numba creates it to save
-        fd = -1
-    try:
-        if fd >= 0:
-            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        yield
-    finally:
-        if fd >= 0:
-            os.close(fd)         # closing releases the lock
-
-
-def _lock_numba_cache_index() -> None:
-    """Make Numba's cache saves atomic across processes.
-
-    Numba keeps the machine code of a function's overloads in numbered files
-    (``<fn>.<n>.nbc``) listed in one index (``<fn>.nbi``).  To add an overload
-    it reads the index, takes the first unused number, rewrites the index and
-    writes the data file: each write is atomic, the sequence is not.  Two
-    processes that save different overloads of one function at once (two
-    pytest-xdist workers compiling the same instruction for float16 and
-    float32, say) can both take number 1; the index then lists one overload
-    while the file holds the other's machine code, and every later process
-    that loads it runs the wrong code (seen with eight processes compiling one
-    function for eight argument types: wrong results from the cache).  Holding
-    an exclusive lock on the cache directory for the whole save, and a shared
-    one while loading, serialises those sequences; saves take milliseconds,
-    compilation itself still runs in parallel.  Patching the class covers the
-    instruction library's ``@njit(cache=True)`` functions as well as the
-    generated kernels.
-    """
-    from numba.core import caching
-    require("cache index lock", caching, "IndexDataCacheFile")
-    cls = caching.IndexDataCacheFile
-    require("cache index lock", cls, "save", "load", "_load_index", "_save_index")
-    if getattr(cls.save, "_npuemu_locked", False):
-        return
-    save, load = cls.save, cls.load
-
-    def locked_save(self: Any, key: Any, data: Any) -> None:
-        with _directory_lock(self._cache_path, exclusive=True):
-            save(self, key, data)
-
-    def locked_load(self: Any, key: Any) -> Any:
-        with _directory_lock(self._cache_path, exclusive=False):
-            return load(self, key)
-
-    locked_save._npuemu_locked = True    # type: ignore[attr-defined]
-    cls.save, cls.load = locked_save, locked_load
-
-
-_lock_numba_cache_index()
-
-
-def cache_dir() -> Path:
-    """Where generated kernels and their machine code live (``NPUEMU_CACHE_DIR`` overrides)."""
-    env = os.environ.get("NPUEMU_CACHE_DIR")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "npuemu"
+lock_numba_cache_index()
 
 
 @dataclass
@@ -121,8 +50,11 @@ class GeneratedModule:
     _numba_fn: Callable[..., Any] | None = None
 
     def numba_fn(self) -> Callable[..., Any]:
+        """The Numba dispatcher of the kernel function, caching its machine code beside the module."""
         if self._numba_fn is None:
             from numba import njit
+            if not self.path.exists():       # the cache was cleared under this process
+                _write_source(self.path, self.source)
             self._numba_fn = njit(cache=True, nogil=True, pipeline_class=KernelPipeline)(self.python_fn)
         return self._numba_fn
 
@@ -144,70 +76,25 @@ class KernelPipeline(CompilerBase):
         return [DefaultPassBuilder.define_nopython_pipeline(self.state)]
 
 
-PACKAGE = "npuemu_kernels"
-
-
 def _module_name(path: Path) -> str:
     return f"{PACKAGE}.{path.stem}"
-
-
-def ensure_package(root: Path) -> None:
-    """Make ``<cache>/npuemu_kernels`` an importable package (Numba pickles kernels by module name)."""
-    pkg = root / PACKAGE
-    init = pkg / "__init__.py"
-    if not init.exists():
-        pkg.mkdir(parents=True, exist_ok=True)
-        _write_once(init, '"""Kernels generated by npuemu (a cache: safe to delete)."""\n')
-    if str(root) not in sys.path:
-        sys.path.append(str(root))
-
-
-def _write_once(path: Path, text: str) -> None:
-    if path.exists():
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".py")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    try:
-        os.link(tmp, path)          # atomic, and never replaces a file another process wrote
-    except FileExistsError:
-        pass
-    except OSError:
-        if not path.exists():
-            os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``path`` so that no reader ever sees part of it: a temporary file, flushed, then renamed."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def load_module(name: str, source: str) -> tuple[Path, ModuleType]:
     """Write ``source`` (once) into the cache and import it."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:24]
     safe = "".join(c if c.isalnum() else "_" for c in name)[:40]
-    root = cache_dir()
-    path = root / PACKAGE / f"{safe}_{digest}.py"
-    modname = _module_name(path)
+    filename = f"{safe}_{digest}.py"
     with _LOCK:
-        if modname in sys.modules:
-            return path, sys.modules[modname]
-        ensure_package(root)
-        _write_once(path, source)
+        modname = f"{PACKAGE}.{filename[:-3]}"
+        module = sys.modules.get(modname)
+        if module is not None:
+            path = Path(module.__file__ or "")
+            if not path.exists():           # the cache was cleared under this process: put the file back
+                _write_source(path, source)
+            return path, module
+        path = find_entry(filename) or ensure_package(roots().write) / filename
+        _write_source(path, source)
         spec = importlib.util.spec_from_file_location(modname, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
@@ -222,6 +109,20 @@ def load_module(name: str, source: str) -> tuple[Path, ModuleType]:
     return path, module
 
 
+def _write_source(path: Path, source: str) -> None:
+    """Make ``path`` hold ``source``: written if missing, rewritten (and its machine code dropped) if damaged."""
+    ensure_package(path.parent.parent)
+    check_entry(path)
+    try:
+        on_disk = path.read_bytes()
+    except FileNotFoundError:
+        write_atomic(path, source.encode())
+        return
+    if on_disk != source.encode():
+        discard_machine_code(path, "its generated source does not match its name")
+        write_atomic(path, source.encode())
+
+
 def generated_module(name: str, source: str) -> GeneratedModule:
     """Write (once) and import the generated module ``source`` of kernel ``name``."""
     path, module = load_module(name, source)
@@ -233,24 +134,41 @@ def compile_native(ck: GeneratedModule, signature: tuple[Any, ...]) -> Callable[
 
     Returns the compiled entry point itself: a launch calls it with arguments
     it built to match ``signature`` (``npuemu.codegen.abi``), so Numba's type
-    dispatch is skipped.
+    dispatch is skipped.  Machine code is loaded only from an entry whose
+    manifest matches its files; otherwise the entry is rebuilt.
     """
-    from numba.core.errors import NumbaWarning
     fn = ck.numba_fn()
+    if signature not in fn.overloads:
+        with entry_lock(ck.path):
+            intact = entry_intact(ck.path)
+            if intact is False:
+                discard_machine_code(ck.path, "its files do not match its manifest")
+            elif intact is None and len(entry_files(ck.path)) > 1:
+                discard_machine_code(ck.path, "it has no manifest")      # e.g. a process killed mid-save
+            fresh = _compile(ck, fn, signature, load_links_first=bool(intact))
+            if fresh or not intact:
+                record_entry(ck.path)
+    return fn.overloads[signature].entry_point
+
+
+def _compile(ck: GeneratedModule, fn: Any, signature: tuple[Any, ...], load_links_first: bool) -> bool:
+    """Compile (or load) ``fn`` for ``signature``; returns whether it was compiled rather than loaded."""
+    from numba.core.errors import NumbaWarning
     links = ck.path.with_suffix(".links")
+    misses = sum(fn.stats.cache_misses.values())
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NumbaWarning)
-            if signature not in fn.overloads:
+            if load_links_first:
                 _load_links_or_forget(fn, links)
-                with linking(links):
-                    fn.compile(signature)     # loads from the disk cache, or compiles and saves
-        return fn.overloads[signature].entry_point
+            with linking(links):
+                fn.compile(signature)     # loads from the disk cache, or compiles and saves
     except Exception as exc:  # noqa: BLE001 - NumbaError and whatever else Numba raises
         raise KernelCompileError(
             f"internal error: Numba could not compile the code generated for kernel '{ck.name}' "
             f"(generated source: {ck.path}). Please report this with the kernel.\n"
             f"{type(exc).__name__}: {exc}") from None
+    return sum(fn.stats.cache_misses.values()) > misses
 
 
 def _load_links_or_forget(fn: Any, links: Path) -> None:
