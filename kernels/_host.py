@@ -26,9 +26,20 @@ def kernel_dtype(a: Any) -> dt.DataType:
     return arr[1]
 
 
-def check_same(op: str, *arrays: np.ndarray) -> None:
-    first = arrays[0]
-    for a in arrays[1:]:
+def check_arrays(op: str, **arrays: Any) -> None:
+    """Raise :class:`LaunchError` unless every named argument of host function ``op`` is an array."""
+    for name, value in arrays.items():
+        if as_array(value) is None:
+            raise LaunchError(f"{op}: {name} must be an array (a NumPy array, a torch CPU tensor or an "
+                              f"npuemu.gm_buffer), got {type(value).__name__}; np.asarray(values, dtype=...) "
+                              f"makes one of the dtype the kernel should see")
+
+
+def check_same(op: str, **arrays: Any) -> None:
+    """:func:`check_arrays`, and the arrays share one shape and dtype."""
+    check_arrays(op, **arrays)
+    first, *rest = (np.asarray(as_array(a)[0]) for a in arrays.values())
+    for a in rest:
         if a.shape != first.shape or a.dtype != first.dtype:
             raise LaunchError(f"{op}: inputs must share shape and dtype, got {first.dtype}{list(first.shape)} "
                               f"and {a.dtype}{list(a.shape)}")

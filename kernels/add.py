@@ -68,7 +68,7 @@ DTYPES = ("float32", "float16", "bfloat16")
 
 def add(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None, **launch: Any) -> np.ndarray:
     """``x + y`` computed by :func:`add_kernel` on the emulated NPU."""
-    check_same("add", x, y)
+    check_same("add", x=x, y=y)
     z = np.empty_like(x) if out is None else out
     # bfloat16 takes the kernel's widening branch (tiling key KEY_WIDEN)
     launch_elementwise(add_kernel, (x, y, z), scratch_f32=2, widen=kernel_dtype(x).name == "bfloat16", **launch)

@@ -65,7 +65,7 @@ def add_static_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalA
 
 def add_static(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None, **launch: Any) -> np.ndarray:
     """``x + y`` computed by :func:`add_static_kernel` on the emulated NPU."""
-    check_same("add_static", x, y)
+    check_same("add_static", x=x, y=y)
     z = np.empty_like(x) if out is None else out
     launch_elementwise(add_static_kernel, (x, y, z), **launch)
     return z

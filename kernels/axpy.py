@@ -21,7 +21,7 @@ def axpy_tile(dst: asc.LocalTensor, x: asc.LocalTensor, y: asc.LocalTensor, alph
 
 def axpy(alpha: float, x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None, **launch: Any) -> np.ndarray:
     """``alpha * x + y`` on the emulated NPU (into ``out``, a new array by default)."""
-    check_same("axpy", x, y)
+    check_same("axpy", x=x, y=y)
     z = np.empty_like(y) if out is None else out
     launch_elementwise(binary_kernel, (x, y, z), float(alpha), axpy_tile, False, scratch_f32=3, **launch)
     return z

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 import npuemu.asc as asc
-from npuemu.kernels._host import kernel_dtype, launch_elementwise
+from npuemu.kernels._host import LaunchError, check_arrays, kernel_dtype, launch_elementwise
 from npuemu.kernels._stream import core_tiles, global_slice, load_tile, store_tile, tile_extent
 from npuemu.tiling.elementwise import BUFFER_NUM, ElementwiseTiling
 
@@ -43,9 +43,10 @@ def cast_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, t: ElementwiseTiling
 def cast(x: np.ndarray, dtype: Any, round_mode: asc.RoundMode = asc.RoundMode.CAST_RINT,
          out: np.ndarray | None = None, **launch: Any) -> np.ndarray:
     """``x`` converted to ``dtype`` (a NumPy dtype, incl. ml_dtypes.bfloat16) on the emulated NPU."""
+    check_arrays("cast", x=x)
     z = np.empty(x.shape, dtype) if out is None else out
     if kernel_dtype(x) == kernel_dtype(z):
-        raise ValueError("cast needs different source and destination dtypes")
+        raise LaunchError("cast needs different source and destination dtypes")
     launch_elementwise(cast_kernel, (x, z), asc.RoundMode(round_mode), **launch)
     return z
 

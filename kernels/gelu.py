@@ -11,7 +11,7 @@ import numpy as np
 
 import npuemu.asc as asc
 from npuemu.kernels._elementwise import unary_kernel
-from npuemu.kernels._host import launch_elementwise
+from npuemu.kernels._host import check_arrays, launch_elementwise
 
 DTYPES = ("float32", "float16", "bfloat16")
 
@@ -40,6 +40,7 @@ def gelu_tile(dst: asc.LocalTensor, src: asc.LocalTensor, alpha: float, count: i
 
 def gelu(x: np.ndarray, out: np.ndarray | None = None, **launch: Any) -> np.ndarray:
     """GELU (tanh approximation) on the emulated NPU."""
+    check_arrays("gelu", x=x)
     z = np.empty_like(x) if out is None else out
     launch_elementwise(unary_kernel, (x, z), 0.0, gelu_tile, True, scratch_f32=2, **launch)
     return z

@@ -7,7 +7,7 @@ import numpy as np
 
 import npuemu.asc as asc
 from npuemu.kernels._elementwise import unary_kernel
-from npuemu.kernels._host import bf16_reference, launch_elementwise
+from npuemu.kernels._host import bf16_reference, check_arrays, launch_elementwise
 
 DTYPES = ("float32", "float16", "bfloat16")
 
@@ -19,6 +19,7 @@ def leaky_relu_tile(dst: asc.LocalTensor, src: asc.LocalTensor, alpha: float, co
 
 def leaky_relu(x: np.ndarray, alpha: float = 0.01, out: np.ndarray | None = None, **launch: Any) -> np.ndarray:
     """Leaky ReLU with negative slope ``alpha`` on the emulated NPU."""
+    check_arrays("leaky_relu", x=x)
     z = np.empty_like(x) if out is None else out
     launch_elementwise(unary_kernel, (x, z), float(alpha), leaky_relu_tile, False, scratch_f32=2, **launch)
     return z

@@ -19,7 +19,7 @@ def mul_tile(dst: asc.LocalTensor, a: asc.LocalTensor, b: asc.LocalTensor, alpha
 
 def mul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None, **launch: Any) -> np.ndarray:
     """``x * y`` on the emulated NPU."""
-    check_same("mul", x, y)
+    check_same("mul", x=x, y=y)
     z = np.empty_like(x) if out is None else out
     launch_elementwise(binary_kernel, (x, y, z), 0.0, mul_tile, False, scratch_f32=3, **launch)
     return z

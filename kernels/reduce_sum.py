@@ -14,7 +14,7 @@ import numpy as np
 
 import npuemu.asc as asc
 from npuemu.language import dtype as dt
-from npuemu.kernels._host import kernel_dtype, launch_rows
+from npuemu.kernels._host import LaunchError, check_arrays, kernel_dtype, launch_rows
 from npuemu.kernels._rows import core_rows, load_rows, read_scalar
 from npuemu.kernels._stream import global_slice, store, to_float
 from npuemu.tiling.rows import RowTiling
@@ -89,8 +89,9 @@ def reduce_sum_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, t: RowTiling):
 
 def reduce_sum(x: np.ndarray, out: np.ndarray | None = None, **launch: Any) -> np.ndarray:
     """Sum over the last axis of a 2-D array, on the emulated NPU (rows wider than UB are split in column tiles)."""
+    check_arrays("reduce_sum", x=x)
     if x.ndim != 2:
-        raise ValueError("reduce_sum expects a 2-D (rows, cols) array")
+        raise LaunchError(f"reduce_sum expects a 2-D (rows, cols) array, got shape {x.shape}")
     z = np.empty(x.shape[0], x.dtype) if out is None else out
     size = kernel_dtype(x).sizeof()
     # UB per tile element: the input (one buffer) and, at most as much, the row's output slot; per column:

@@ -7,7 +7,7 @@ import numpy as np
 
 import npuemu.asc as asc
 from npuemu.kernels._elementwise import unary_kernel
-from npuemu.kernels._host import bf16_reference, launch_elementwise
+from npuemu.kernels._host import bf16_reference, check_arrays, launch_elementwise
 
 DTYPES = ("float32", "float16", "bfloat16")
 
@@ -19,6 +19,7 @@ def relu_tile(dst: asc.LocalTensor, src: asc.LocalTensor, alpha: float, count: i
 
 def relu(x: np.ndarray, out: np.ndarray | None = None, **launch: Any) -> np.ndarray:
     """``max(x, 0)`` on the emulated NPU."""
+    check_arrays("relu", x=x)
     z = np.empty_like(x) if out is None else out
     launch_elementwise(unary_kernel, (x, z), 0.0, relu_tile, False, scratch_f32=2, **launch)
     return z

@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from npuemu.kernels._host import kernel_dtype, launch_rows
+from npuemu.kernels._host import LaunchError, check_arrays, kernel_dtype, launch_rows
 from npuemu.kernels._norm import norm_kernel
 
 DTYPES = ("float32", "float16", "bfloat16")
@@ -14,8 +14,10 @@ DTYPES = ("float32", "float16", "bfloat16")
 def rmsnorm(x: np.ndarray, gamma: np.ndarray, eps: float = 1e-6, out: np.ndarray | None = None,
             **launch: Any) -> np.ndarray:
     """RMSNorm of a 2-D array over its last axis, on the emulated NPU."""
+    check_arrays("rmsnorm", x=x, gamma=gamma)
     if x.ndim != 2 or gamma.shape != (x.shape[1],):
-        raise ValueError("rmsnorm expects x (rows, cols) and gamma (cols,)")
+        raise LaunchError(f"rmsnorm expects x (rows, cols) and gamma (cols,), got shapes {x.shape} and "
+                          f"{gamma.shape}")
     z = np.empty_like(x) if out is None else out
     size = kernel_dtype(x).sizeof()
     # UB as layernorm's; gamma stands in for the unused beta

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 import npuemu.asc as asc
-from npuemu.kernels._host import kernel_dtype, launch_rows
+from npuemu.kernels._host import LaunchError, check_arrays, kernel_dtype, launch_rows
 from npuemu.kernels._rows import core_rows, load_rows, row_max, row_sum, store_rows
 from npuemu.kernels._stream import from_float, global_slice, to_float
 from npuemu.tiling.rows import RowTiling
@@ -71,8 +71,9 @@ def softmax_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, t: RowTiling):
 
 def softmax(x: np.ndarray, out: np.ndarray | None = None, **launch: Any) -> np.ndarray:
     """Softmax over the last axis of a 2-D array, on the emulated NPU."""
+    check_arrays("softmax", x=x)
     if x.ndim != 2:
-        raise ValueError("softmax expects a 2-D (rows, cols) array")
+        raise LaunchError(f"softmax expects a 2-D (rows, cols) array, got shape {x.shape}")
     z = np.empty_like(x) if out is None else out
     size = kernel_dtype(x).sizeof()
     # UB: input and output tiles, two float32 work rows, 32-byte temporaries

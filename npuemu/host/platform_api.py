@@ -17,10 +17,22 @@ from __future__ import annotations
 
 import enum
 import logging
+from typing import Any
 
+import numpy as np
+
+from ..errors import NpuemuError, UsageError
 from ..platform import Platform, get_platform
 
 log = logging.getLogger("npuemu.host")
+
+
+def check_core_num(core_num: Any, error: type[NpuemuError] = UsageError) -> None:
+    """Raise ``error`` unless ``core_num`` (the cap on the cores an op may use) is None or a positive int."""
+    if core_num is None:
+        return
+    if isinstance(core_num, bool) or not isinstance(core_num, (int, np.integer)) or core_num < 1:
+        raise error(f"core_num must be a positive int (the most cores the op may use) or None, got {core_num!r}")
 
 
 class CoreMemType(enum.IntEnum):
@@ -60,8 +72,7 @@ class PlatformAscendC:
 
     def __init__(self, platform: Platform | str | None = None, core_num: int | None = None):
         self.platform = get_platform(platform)
-        if core_num is not None and core_num < 1:
-            raise ValueError(f"core_num must be positive, got {core_num}")
+        check_core_num(core_num)
         self.core_num = core_num
 
     def __repr__(self) -> str:
@@ -97,7 +108,7 @@ class PlatformAscendC:
         try:
             return sizes[CoreMemType(mem_type)]
         except (KeyError, ValueError):
-            raise ValueError(f"get_core_mem_size: no size for memory type {mem_type!r}") from None
+            raise UsageError(f"get_core_mem_size: no size for memory type {mem_type!r}") from None
 
     def get_core_mem_bw(self, mem_type: CoreMemType) -> int:
         """Bandwidth in bytes per cycle per core; CANN answers for L2 (read rate) and HBM only."""
@@ -105,7 +116,7 @@ class PlatformAscendC:
             return self.platform.l2_read_rate
         if mem_type == CoreMemType.HBM:
             return self.platform.ddr_rate
-        raise ValueError(f"get_core_mem_bw supports CoreMemType.L2 and CoreMemType.HBM, got {mem_type!r}")
+        raise UsageError(f"get_core_mem_bw supports CoreMemType.L2 and CoreMemType.HBM, got {mem_type!r}")
 
     def get_lib_api_workspace_size(self) -> int:
         """The system workspace a launch reserves before the user workspace (16 MiB on A2/A3)."""

@@ -27,6 +27,7 @@ from ..language.enums import KernelType
 from ..options import from_environment
 from ..arrays import as_array, gm_buffer
 from ..platform import Platform, get_platform
+from .platform_api import check_core_num
 from .tiling import TensorDesc, TilingContext, TilingFunction, TilingResult
 from .tiling_cache import TilingCache, default_cache
 
@@ -66,6 +67,7 @@ def make_context(inputs: Sequence[Any], outputs: Sequence[Any], *, attrs: Mappin
                  platform: Platform | str | None = None, deterministic: bool = False,
                  core_num: int | None = None, **fields: Any) -> TilingContext:
     """A :class:`TilingContext` for these arrays (or ``TensorDesc``s) on ``platform``."""
+    check_core_num(core_num, LaunchError)
     return TilingContext(tuple(tensor_desc(x) for x in inputs), tuple(tensor_desc(x) for x in outputs),
                          get_platform(platform), tuple(sorted((k, _freeze(v)) for k, v in (attrs or {}).items())),
                          deterministic, core_num, **fields)

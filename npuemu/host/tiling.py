@@ -78,14 +78,14 @@ class TilingContext:
         return dict(self.attrs).get(name, default)
 
     def input(self, i: int) -> TensorDesc:
-        """Input ``i`` (``GetInputShape``/``GetInputDesc``); an IndexError names the op's input count."""
+        """Input ``i`` (``GetInputShape``/``GetInputDesc``); a :class:`TilingError` if the op has no such input."""
         if not 0 <= i < len(self.inputs):
-            raise IndexError(f"input {i} of an op with {len(self.inputs)} inputs")
+            raise TilingError(f"the tiling asks for input {i} of an op with {len(self.inputs)} inputs")
         return self.inputs[i]
 
     def output(self, i: int) -> TensorDesc:
         if not 0 <= i < len(self.outputs):
-            raise IndexError(f"output {i} of an op with {len(self.outputs)} outputs")
+            raise TilingError(f"the tiling asks for output {i} of an op with {len(self.outputs)} outputs")
         return self.outputs[i]
 
     def platform_ascendc(self) -> "Any":

@@ -38,7 +38,7 @@ from typing import Any, ClassVar, Iterable
 
 import numpy as np
 
-from ..errors import NpuemuError
+from ..errors import NpuemuError, StructFieldError
 from .dtype import DataType
 
 
@@ -70,28 +70,32 @@ def _host_dtype(dtype: DataType, where: str) -> np.dtype:
 
 def _check_dtype(dtype: Any, what: str) -> DataType:
     if not isinstance(dtype, DataType):
-        raise TypeError(f"{what} dtype must be an asc data type, got {dtype!r}")
+        raise StructLayoutError(f"{what} dtype must be an asc data type (asc.uint32, ...), got {dtype!r}")
     if dtype.kind == "v":
-        raise TypeError(f"{what} cannot be void")
+        raise StructLayoutError(f"{what} cannot be void")
     return dtype
 
 
 def _coerce_scalar(dtype: DataType, value: Any, where: str) -> Any:
     """``value`` as the Python number a field of ``dtype`` holds; integers are range-checked."""
     if dtype.is_float:
-        if isinstance(value, (np.ndarray, list, tuple)) or not hasattr(value, "__float__"):
-            raise TypeError(f"{where} of dtype {dtype.name} needs a number, got {value!r}")
+        if isinstance(value, (np.ndarray, list, tuple, str)) or not hasattr(value, "__float__"):
+            raise StructFieldError(f"{where} of dtype {dtype.name} needs a number, got {value!r}")
+        try:
+            number = float(value)
+        except (OverflowError, ValueError) as exc:
+            raise StructFieldError(f"{where} of dtype {dtype.name} needs a number, got {value!r} ({exc})") from None
         # rounded to the field's precision, so the host reads what the kernel and the bytes hold
-        return float(np.asarray(float(value), dtype=dtype.host)) if dtype.host is not None else float(value)
+        return float(np.asarray(number, dtype=dtype.host)) if dtype.host is not None else number
     if isinstance(value, (bool, np.bool_)):
         value = int(value)
     elif isinstance(value, np.integer):
         value = int(value)
     if not isinstance(value, int):
-        raise TypeError(f"{where} of dtype {dtype.name} needs an int, got {value!r}")
+        raise StructFieldError(f"{where} of dtype {dtype.name} needs an int, got {value!r}")
     info = np.iinfo(dtype.host)
     if not int(info.min) <= value <= int(info.max):
-        raise ValueError(f"{where} = {value} does not fit in {dtype.name} ([{info.min}, {info.max}])")
+        raise StructFieldError(f"{where} = {value} does not fit in {dtype.name} ([{info.min}, {info.max}])")
     return value
 
 
@@ -146,7 +150,7 @@ class ArrayField:
     def __init__(self, dtype: DataType, n: int, default: Any = REQUIRED):
         self.dtype = _check_dtype(dtype, "ArrayField")
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise TypeError(f"ArrayField length must be a positive int, got {n!r}")
+            raise StructLayoutError(f"ArrayField length must be a positive int, got {n!r}")
         self.n = n
         self.name = ""
         self.owner = "Struct"
@@ -159,7 +163,7 @@ class ArrayField:
     def _array(self, value: Any, where: str) -> np.ndarray:
         items = list(value) if isinstance(value, (list, tuple, np.ndarray, range)) else [value] * self.n
         if len(items) != self.n:
-            raise ValueError(f"{where} needs {self.n} values, got {len(items)}")
+            raise StructFieldError(f"{where} needs {self.n} values, got {len(items)}")
         values = [_coerce_scalar(self.dtype, v, f"{where}[{i}]") for i, v in enumerate(items)]
         return np.array(values, dtype=self.dtype.host)
 
@@ -194,7 +198,7 @@ class StructField:
 
     def __init__(self, struct_type: type["Struct"], default: "Struct | None" = None):
         if not (isinstance(struct_type, type) and issubclass(struct_type, Struct)):
-            raise TypeError(f"StructField needs a Struct subclass, got {struct_type!r}")
+            raise StructLayoutError(f"StructField needs a Struct subclass, got {struct_type!r}")
         self.struct_type = struct_type
         self.default = default
         self.name = ""
@@ -211,7 +215,8 @@ class StructField:
 
     def __set__(self, obj: Any, value: Any) -> None:
         if not isinstance(value, self.struct_type):
-            raise TypeError(f"field '{self.name}' needs a {self.struct_type.__name__}, got {type(value).__name__}")
+            raise StructFieldError(f"field '{self.name}' needs a {self.struct_type.__name__}, got "
+                                   f"{type(value).__name__}")
         obj.__dict__[self.name] = value
 
     @property
@@ -267,7 +272,8 @@ class Struct:
         known = dict(self._struct_fields_)
         for key, value in kwargs.items():
             if key not in known:
-                raise TypeError(f"{type(self).__name__} has no field '{key}'")
+                raise StructFieldError(f"{type(self).__name__} has no field '{key}' (its fields: "
+                                       f"{', '.join(known) or 'none'})")
             setattr(self, key, value)
 
     # ------------------------------------------------------------------ C layout

@@ -23,6 +23,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..errors import UsageError
+
 __all__ = ["Tolerance", "EXACT", "KernelMismatchError", "assert_kernel_matches", "assert_arrays_match",
            "compare_arrays", "ulp_distance", "is_float_dtype"]
 
@@ -92,7 +94,7 @@ def ulp_distance(got: np.ndarray, expected: np.ndarray) -> np.ndarray:
     """
     got, expected = np.asarray(got), np.asarray(expected)
     if got.dtype != expected.dtype or not is_float_dtype(got.dtype):
-        raise TypeError(f"ulp_distance needs two float arrays of one dtype, got {got.dtype} and {expected.dtype}")
+        raise UsageError(f"ulp_distance needs two float arrays of one dtype, got {got.dtype} and {expected.dtype}")
     a, b = _ordered(got), _ordered(expected)
     with np.errstate(over="ignore"):
         same_side = (a >= 0) == (b >= 0)
@@ -321,8 +323,8 @@ def assert_kernel_matches(kernel: Any, reference: Callable[..., Any], inputs: Se
     tol_args = dict(tolerance=tolerance, exact=exact, rtol=rtol, atol=atol, ulps=ulps)
     if _is_jit(kernel):
         if core_num is None:
-            raise TypeError(f"assert_kernel_matches: pass core_num= to launch the @asc.jit kernel "
-                            f"'{kernel.__name__}', or pass {kernel.__name__}[n]")
+            raise UsageError(f"assert_kernel_matches: pass core_num= to launch the @asc.jit kernel "
+                             f"'{kernel.__name__}', or pass {kernel.__name__}[n]")
         kernel = kernel[core_num]
     if _is_launcher(kernel):
         return _check_in_place(kernel, reference, list(inputs), outputs, poison, tol_args, launch)
@@ -339,7 +341,7 @@ def _check_in_place(launcher: Any, reference: Callable[..., Any], args: list[Any
     arrays = [i for i, a in enumerate(args) if _is_array(a)]
     if outputs is None:
         if not arrays:
-            raise TypeError("assert_kernel_matches: the kernel has no array argument to compare")
+            raise UsageError("assert_kernel_matches: the kernel has no array argument to compare")
         out_pos: tuple[int, ...] = (arrays[-1],)
     else:
         out_pos = (outputs,) if isinstance(outputs, int) else tuple(outputs)

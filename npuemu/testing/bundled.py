@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 from typing import Any, Callable, Iterator
 
+from ..errors import UsageError
 from ..host.tiling import TilingContext, TilingResult
 from .invariants import (BlockWork, TilingPlan, Violation, check_block_schedule, check_cube_tiling,
                          check_deterministic, check_plan, describe_context, raise_if)
@@ -166,7 +167,7 @@ def check_bundled_tiling(tiling_fn: Callable[[TilingContext], TilingResult], ctx
     """Every invariant of one of npuemu's tiling functions on ``ctx`` (``result``: the tiling already run)."""
     planner = _planners().get(tiling_fn)
     if planner is None:
-        raise ValueError(f"{getattr(tiling_fn, '__name__', tiling_fn)!r} is not one of npuemu's tiling functions")
+        raise UsageError(f"{getattr(tiling_fn, '__name__', tiling_fn)!r} is not one of npuemu's tiling functions")
     if result is None:
         result = tiling_fn(ctx)
     out: list[Violation] = []

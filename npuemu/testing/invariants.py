@@ -44,7 +44,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from ..errors import NpuemuError
+from ..errors import NpuemuError, UsageError
 
 __all__ = [
     "BlockWork", "TilingPlan", "Violation", "TilingInvariantError",
@@ -128,9 +128,9 @@ class TilingPlan:
     def __post_init__(self) -> None:
         object.__setattr__(self, "blocks", tuple(self.blocks))
         if self.balance not in (None, "even", "last-short"):
-            raise ValueError(f"balance must be 'even', 'last-short' or None, got {self.balance!r}")
+            raise UsageError(f"balance must be 'even', 'last-short' or None, got {self.balance!r}")
         if self.elem_bytes < 1:
-            raise ValueError(f"elem_bytes must be positive, got {self.elem_bytes}")
+            raise UsageError(f"elem_bytes must be positive, got {self.elem_bytes}")
 
     @property
     def unit(self) -> int:

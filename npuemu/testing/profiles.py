@@ -20,6 +20,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..errors import UsageError
+
 ENV = "NPUEMU_HYPOTHESIS_PROFILE"
 CHOICES = ("ci", "thorough")
 PREFIX = "npuemu-"
@@ -35,7 +37,7 @@ def _normalise(name: str) -> str:
     if name.startswith(PREFIX):
         name = name[len(PREFIX):]
     if name not in CHOICES:
-        raise ValueError(f"unknown npuemu Hypothesis profile {name!r}; choose one of {', '.join(CHOICES)}")
+        raise UsageError(f"unknown npuemu Hypothesis profile {name!r}; choose one of {', '.join(CHOICES)}")
     return name
 
 

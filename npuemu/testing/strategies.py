@@ -23,6 +23,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the test extra
     raise ImportError("npuemu.testing.strategies needs Hypothesis: pip install 'npuemu[test]'") from exc
 
+from ..errors import UsageError
 from ..host.tiling import TensorDesc, TilingContext
 from . import profiles
 from ..platform import KIB, Platform, get_platform
@@ -69,7 +70,7 @@ def sizes(min_size: int = 1, max_size: int = 1 << 20, *, elem_bytes: int | None 
     never allocate the data.
     """
     if not 0 <= min_size <= max_size:
-        raise ValueError(f"need 0 <= min_size <= max_size, got {min_size}, {max_size}")
+        raise UsageError(f"need 0 <= min_size <= max_size, got {min_size}, {max_size}")
     units = [32 // elem_bytes] if elem_bytes else [32, 16, 8]
     edges = _edge_sizes(min_size, max_size, [u for u in units if u > 0])
     return st.one_of(st.sampled_from(edges), st.integers(min_size, max_size))
@@ -111,7 +112,7 @@ def dtypes_for(op: Any) -> st.SearchStrategy[str]:
     """The dtypes an op supports: ``op.dtypes`` (a bundled kernel's catalog entry) or ``op.DTYPES`` (its module)."""
     names = getattr(op, "dtypes", None) or getattr(op, "DTYPES", None)
     if not names:
-        raise TypeError(f"{op!r} lists no dtypes (expected a .dtypes or .DTYPES attribute)")
+        raise UsageError(f"{op!r} lists no dtypes (expected a .dtypes or .DTYPES attribute)")
     return st.sampled_from(tuple(names))
 
 
@@ -180,7 +181,7 @@ def platforms(*, builtin: bool = True, custom: bool = True, names: Iterable[str]
     if custom:
         choices.append(custom_platforms(**custom_kwargs))
     if not choices:
-        raise ValueError("platforms() needs builtin=True or custom=True")
+        raise UsageError("platforms() needs builtin=True or custom=True")
     return st.one_of(*choices)
 
 
