@@ -17,7 +17,9 @@ It returns the :class:`TilingResult`, so tests can look at the tiling that ran.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+import contextlib
+from contextvars import ContextVar
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -32,6 +34,9 @@ from .tiling import TensorDesc, TilingContext, TilingFunction, TilingResult
 from .tiling_cache import TilingCache, default_cache
 
 DEFAULT_CACHE: Any = "default"          # run_op(cache=...): the process-wide cache
+
+LaunchHook = Callable[[Sequence[Any], Sequence[Any]], None]
+_BEFORE_LAUNCH: ContextVar[tuple[LaunchHook, ...]] = ContextVar("npuemu_run_op_before_launch", default=())
 
 _AIV_TYPES = (KernelType.AIV_ONLY, KernelType.MIX_AIV_1_0, KernelType.MIX_AIV_HARD_SYNC)
 
@@ -71,6 +76,21 @@ def make_context(inputs: Sequence[Any], outputs: Sequence[Any], *, attrs: Mappin
     return TilingContext(tuple(tensor_desc(x) for x in inputs), tuple(tensor_desc(x) for x in outputs),
                          get_platform(platform), tuple(sorted((k, _freeze(v)) for k, v in (attrs or {}).items())),
                          deterministic, core_num, **fields)
+
+
+@contextlib.contextmanager
+def before_launch(hook: LaunchHook) -> Iterator[None]:
+    """Within the block, :func:`run_op` calls ``hook(inputs, outputs)`` just before each launch.
+
+    ``npuemu.testing`` fills the outputs this way, so that elements a kernel
+    never writes are found.  The hook belongs to the current context (thread
+    or task) only.
+    """
+    token = _BEFORE_LAUNCH.set(_BEFORE_LAUNCH.get() + (hook,))
+    try:
+        yield
+    finally:
+        _BEFORE_LAUNCH.reset(token)
 
 
 def run_tiling(tiling_fn: TilingFunction, ctx: TilingContext, cache: TilingCache | None = DEFAULT_CACHE
@@ -116,6 +136,8 @@ def run_op(kernel: Any, tiling_fn: TilingFunction, inputs: Sequence[Any], output
                           f"but the kernel has no 'workspace' parameter")
     if result.schedule_mode == 1:
         _check_batch_mode(kernel, result, plat, launch)
+    for hook in _BEFORE_LAUNCH.get():
+        hook(inputs, outputs)
     kernel[result.block_dim](*inputs, *outputs, *workspace, result.tiling_data, *args,
                              tiling_key=result.tiling_key, platform=plat, **launch)
     return result

@@ -2,7 +2,8 @@
 
 - :func:`assert_kernel_matches` runs a kernel and a NumPy reference and
   reports the first differing element, the values, their bits and the ulp
-  distance (bit-exact unless a tolerance is asked for).
+  distance (bit-exact unless a tolerance is asked for); outputs are filled
+  first, so elements the kernel never writes are named as such.
 - :class:`TilingPlan` / :class:`BlockWork` describe what a tiling function
   decided; :func:`check_plan` / :func:`assert_plan` check the invariants of
   superkernel-binaries-tiling.md (coverage, core bound, no empty core,
@@ -23,15 +24,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .assertions import (EXACT, KernelMismatchError, Tolerance, assert_arrays_match, assert_kernel_matches,
-                         compare_arrays, ulp_distance)
+from .assertions import (EXACT, KernelMismatchError, Tolerance, UnwrittenOutputError, assert_arrays_match,
+                         assert_kernel_matches, compare_arrays, ulp_distance)
 from .invariants import (BlockWork, TilingInvariantError, TilingPlan, Violation, assert_plan, assert_tiling,
                          check_block_schedule, check_cube_tiling, check_deterministic, check_monotonic, check_plan,
                          check_tiling, plan_from_block_factor, plan_from_former_tail, raise_if, tile_loop)
 
 __all__ = [
     "assert_kernel_matches", "assert_arrays_match", "compare_arrays", "ulp_distance", "Tolerance", "EXACT",
-    "KernelMismatchError",
+    "KernelMismatchError", "UnwrittenOutputError",
     "TilingPlan", "BlockWork", "Violation", "TilingInvariantError", "check_plan", "assert_plan", "raise_if",
     "check_tiling", "assert_tiling",
     "check_deterministic", "check_monotonic", "check_cube_tiling", "check_block_schedule", "tile_loop",

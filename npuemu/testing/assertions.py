@@ -15,18 +15,24 @@ A failure raises :class:`KernelMismatchError` with a report like::
       first at index (1, 500): got 6.004 (0x4601), expected 6.0 (0x4600), 1 ulp apart (abs error 0.00390625)
       worst at index (2, 999): got 99.0 (0x5630), expected 11.0 (0x4980), 3248 ulp apart (abs error 88)
       also at (1, 501), (1, 502), (1, 503), (2, 993), (2, 994), (2, 995), (2, 996), (2, 997), ...
+
+Outputs are filled before the launch (:mod:`npuemu.testing.fill`), so
+elements the kernel never writes are found every time and reported as such,
+by :class:`UnwrittenOutputError`.
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from ..errors import UsageError
+from .fill import Filled, OutputFiller, describe_unwritten, fill_output, never_written, raw_array
 
-__all__ = ["Tolerance", "EXACT", "KernelMismatchError", "assert_kernel_matches", "assert_arrays_match",
-           "compare_arrays", "ulp_distance", "is_float_dtype"]
+__all__ = ["Tolerance", "EXACT", "KernelMismatchError", "UnwrittenOutputError", "assert_kernel_matches",
+           "assert_arrays_match", "compare_arrays", "ulp_distance", "is_float_dtype"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,10 @@ ToleranceSpec = Any        # Tolerance-like object, or a mapping of dtype name -
 
 class KernelMismatchError(AssertionError):
     """A kernel's result differs from its reference; the message says where and by how much."""
+
+
+class UnwrittenOutputError(KernelMismatchError):
+    """Elements of an output the kernel never wrote: they still hold the fill put there before the launch."""
 
 
 # ------------------------------------------------------------------------------ element-wise maths
@@ -224,7 +234,7 @@ def _as_numpy(x: Any) -> np.ndarray:
     return np.asarray(x)
 
 
-def _tolerance_for(dtype: np.dtype, tolerance: ToleranceSpec | None, exact: bool | None, rtol: float | None,
+def _tolerance_for(dtype: np.dtype, *, tolerance: ToleranceSpec | None, exact: bool | None, rtol: float | None,
                    atol: float | None, ulps: int | Mapping[str, int] | None) -> Any:
     """The tolerance one output is held to: explicit arguments first, then ``tolerance``, then exact."""
     name = np.dtype(dtype).name
@@ -249,19 +259,44 @@ def assert_arrays_match(got: Any, expected: Any, *, tolerance: ToleranceSpec | N
                         exact: bool | None = None, rtol: float | None = None, atol: float | None = None,
                         ulps: int | Mapping[str, int] | None = None, label: str = "result") -> None:
     """Compare one or several arrays with their references; raise :class:`KernelMismatchError` if any differ."""
+    tol_args = dict(tolerance=tolerance, exact=exact, rtol=rtol, atol=atol, ulps=ulps)
+    _check_outputs(got, expected, label, tol_args, fills=())
+
+
+def _check_outputs(got: Any, expected: Any, label: str, tol_args: dict[str, Any],
+                   fills: Sequence[Filled | None]) -> None:
+    """Raise :class:`KernelMismatchError` if an output differs from its reference.
+
+    :class:`UnwrittenOutputError` if one kept some of its fill (``fills[k]``:
+    output ``k``'s fill, if it had one), naming those elements first.
+    """
     gots, exps = _as_tuple(got), _as_tuple(expected)
     if len(gots) != len(exps):
         raise KernelMismatchError(f"{label}: {len(gots)} outputs, the reference returned {len(exps)}")
-    problems = []
+    problems, unwritten = [], False
     for k, (g, e) in enumerate(zip(gots, exps)):
+        filled = fills[k] if k < len(fills) else None
+        mask = never_written(g, filled, e) if filled is not None else None
         g, e = _as_numpy(g), _as_numpy(e)
-        tol = _tolerance_for(g.dtype, tolerance, exact, rtol, atol, ulps)
         what = f"{label} output {k}" if len(gots) > 1 or label != "result" else "output"
-        problem = compare_arrays(g, e, tol, name=what)
+        if mask is not None and mask.any():
+            unwritten = True
+            problems.append(describe_unwritten(what, g, filled.fill, mask))
+            g = _with_expected_at(g, e, mask)         # what else differs is reported below
+        problem = compare_arrays(g, e, _tolerance_for(g.dtype, **tol_args), name=what)
         if problem:
             problems.append(problem)
     if problems:
-        raise KernelMismatchError("\n".join(problems))
+        raise (UnwrittenOutputError if unwritten else KernelMismatchError)("\n".join(problems))
+
+
+def _with_expected_at(got: np.ndarray, expected: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """A copy of ``got`` holding ``expected``'s values where ``mask`` is set (when the two are alike)."""
+    if got.shape != expected.shape or got.dtype != expected.dtype:
+        return got
+    out = got.copy()
+    out.reshape(-1)[mask] = expected.reshape(-1)[mask]
+    return out
 
 
 def _as_tuple(x: Any) -> tuple[Any, ...]:
@@ -286,13 +321,6 @@ def _is_array(x: Any) -> bool:
         return False
 
 
-def _poison(x: Any) -> None:
-    """Fill an output with 0xFF bytes (NaN for floats) so elements the kernel never writes show up."""
-    arr = _as_numpy(x)
-    if arr.flags.writeable and arr.flags.c_contiguous:
-        arr.view(np.uint8)[...] = 0xFF
-
-
 def assert_kernel_matches(kernel: Any, reference: Callable[..., Any], inputs: Sequence[Any], *,
                           outputs: int | Sequence[int] | None = None, core_num: int | None = None,
                           tolerance: ToleranceSpec | None = None, exact: bool | None = None,
@@ -309,9 +337,15 @@ def assert_kernel_matches(kernel: Any, reference: Callable[..., Any], inputs: Se
       ``core_num=``: it writes its outputs in place.  ``outputs`` gives their
       positions in ``inputs`` (default: the last array argument); the reference
       is called with the *other array* arguments, in order, and returns the
-      expected outputs (close over scalars it needs).  Outputs are filled with
-      0xFF bytes first so an element the kernel never writes is reported; pass
-      ``poison=False`` for a kernel that reads its output.
+      expected outputs (close over scalars it needs).
+
+    Outputs are filled before the launch (0xFF bytes, NaN for floats; see
+    :mod:`npuemu.testing.fill`): a launched kernel's output arguments, and
+    the outputs a host function launches through :func:`npuemu.host.run_op`.
+    Elements still holding the fill afterwards raise
+    :class:`UnwrittenOutputError`, which names them.  Pass ``poison=False``
+    for a kernel that reads its output; outputs that share memory with an
+    input are never filled.
 
     Tolerance, per output dtype: ``exact=True``, ``ulps=`` (an int or a
     mapping of dtype name to int), ``rtol=``/``atol=``, or ``tolerance=`` (a
@@ -328,31 +362,48 @@ def assert_kernel_matches(kernel: Any, reference: Callable[..., Any], inputs: Se
         kernel = kernel[core_num]
     if _is_launcher(kernel):
         return _check_in_place(kernel, reference, list(inputs), outputs, poison, tol_args, launch)
-    label = getattr(kernel, "__name__", type(kernel).__name__)
+    return _check_host_function(kernel, reference, inputs, poison, tol_args, launch)
+
+
+def _check_host_function(fn: Callable[..., Any], reference: Callable[..., Any], inputs: Sequence[Any],
+                         poison: bool, tol_args: dict[str, Any], launch: dict[str, Any]) -> Any:
+    """Call ``fn(*inputs, **launch)``, filling the outputs of its ``run_op`` launches, and check what it returns."""
+    from ..host.run import before_launch
     expected = reference(*inputs)
-    got = kernel(*inputs, **launch)
-    assert_arrays_match(got, expected, label=label, **tol_args)
+    filler = OutputFiller(_as_tuple(expected), inputs) if poison else None
+    with before_launch(filler) if filler is not None else contextlib.nullcontext():
+        got = fn(*inputs, **launch)
+    fills = [filler.find(g) for g in _as_tuple(got)] if filler is not None else []
+    _check_outputs(got, expected, getattr(fn, "__name__", type(fn).__name__), tol_args, fills)
     return got
 
 
 def _check_in_place(launcher: Any, reference: Callable[..., Any], args: list[Any],
                     outputs: int | Sequence[int] | None, poison: bool, tol_args: dict[str, Any],
                     launch: dict[str, Any]) -> Any:
+    """Launch with the output arguments filled, and check them against the reference."""
     arrays = [i for i, a in enumerate(args) if _is_array(a)]
+    out_pos = _output_positions(args, arrays, outputs)
+    ins = [i for i in arrays if i not in out_pos]
+    expected = reference(*[np.array(_as_numpy(args[i]), copy=True) for i in ins])   # the kernel may write in place
+    exps = _as_tuple(expected)
+    fills: list[Filled | None] = []
+    for k, p in enumerate(out_pos):
+        reads = any(np.may_share_memory(raw_array(args[p]), raw_array(args[i])) for i in ins)
+        fills.append(None if not poison or reads else
+                     fill_output(args[p], exps[k] if k < len(exps) else None, what=f"output argument {p}"))
+    launcher(*args, **launch)
+    got = tuple(args[p] for p in out_pos)
+    result = got if len(got) > 1 else got[0]
+    _check_outputs(result, expected, f"{launcher.jit.__name__}[{launcher.core_num}]", tol_args, fills)
+    return result
+
+
+def _output_positions(args: list[Any], arrays: list[int], outputs: int | Sequence[int] | None) -> tuple[int, ...]:
+    """The argument positions of a launched kernel's outputs (default: its last array argument)."""
     if outputs is None:
         if not arrays:
             raise UsageError("assert_kernel_matches: the kernel has no array argument to compare")
-        out_pos: tuple[int, ...] = (arrays[-1],)
-    else:
-        out_pos = (outputs,) if isinstance(outputs, int) else tuple(outputs)
-        out_pos = tuple(p % len(args) for p in out_pos)
-    ref_inputs = [np.array(_as_numpy(args[i]), copy=True) for i in arrays if i not in out_pos]
-    expected = reference(*ref_inputs)             # before the launch: the kernel may write in place
-    if poison:
-        for p in out_pos:
-            _poison(args[p])
-    launcher(*args, **launch)
-    label = f"{launcher.jit.__name__}[{launcher.core_num}]"
-    got = tuple(args[p] for p in out_pos)
-    assert_arrays_match(got if len(got) > 1 else got[0], expected, label=label, **tol_args)
-    return got if len(got) > 1 else got[0]
+        return (arrays[-1],)
+    positions = (outputs,) if isinstance(outputs, int) else tuple(outputs)
+    return tuple(p % len(args) for p in positions)
