@@ -413,17 +413,6 @@ class Struct:
             obj = getattr(obj, part)
         return obj
 
-    @classmethod
-    def flat_fields(cls, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], DataType]]:
-        """Every scalar and array field as (path, dtype), depth first, in declaration order."""
-        out: list[tuple[tuple[str, ...], DataType]] = []
-        for name, f in cls._struct_fields_:
-            if isinstance(f, StructField):
-                out.extend(f.struct_type.flat_fields(prefix + (name,)))
-            else:
-                out.append((prefix + (name,), f.dtype))
-        return out
-
     def __repr__(self) -> str:
         parts = []
         for n, f in self._struct_fields_:
