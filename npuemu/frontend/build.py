@@ -193,8 +193,9 @@ def lower_binary(kernel: KernelFunction, kinds: tuple[ArgKind, ...], options: Op
     check_tiling_key(kernel.__name__, tested, options.tiling_key)     # before anything is compiled
     key = binary_key(kernel, kinds, options, platform, options.tiling_key if tested else None)
     origin = f"{kernel.qualified_name} ({os.path.basename(parsed.filename)}:{parsed.first_line})"
+    arrays = tuple(name for name, p in zip(params.arg_names, params.scalars) if p.kind.endswith("[]"))
     source = module_source(lw.em, lw.runtime_vars, params.arg_names, origin, key.describe(), lw.epilogue,
-                           generator=lw.facts.blocking)
+                           generator=lw.facts.blocking, gm_params=len(params.gm), array_params=arrays)
     module = generated_module(kernel.__name__, source)
     facts = lw.facts.freeze(params.gm, params.scalars)
     return KernelBinary(key=key, name=kernel.__name__, module=module, facts=facts, locs=tuple(lw.em.locs),
