@@ -3,11 +3,12 @@
 A rule is a function ``rule(lw, call) -> Value | None`` where ``lw`` is the
 lowerer, seen through :class:`~npuemu.frontend.context.LoweringContext` (it
 emits code and reports errors), and ``call`` is a :class:`Call` (the lowered
-arguments).  Rules are registered
-against the language object they implement::
+arguments).  Rules are registered against the language object they
+implement::
 
     @rule(lang.vec_binary.add)
-    def _add(lw, call): ...
+    def _add(lw, call):
+        a = call.bind_to(lw, lang.vec_binary.add)     # the arguments, by the name the stub gives them
 
     @method(LocalTensorT, "get_value")
     def _get_value(lw, call): ...
@@ -21,6 +22,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from . import binding
 from .types import KType, Value, const
 
 if TYPE_CHECKING:
@@ -93,8 +95,13 @@ class Call:
     recv_node: ast.AST | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def bind_to(self, lw: LoweringContext, stub: Any) -> dict[str, Value]:
+        """The arguments by parameter name (defaults included), bound to the form of the language function,
+        method or class ``stub`` that they match (see :mod:`.binding`)."""
+        return binding.bind(lw, self, stub)
+
     def bind(self, lw: LoweringContext, spec: str) -> dict[str, Value]:
-        """Match arguments against ``spec``: ``"dst, src, count=?, mask=None"``.
+        """Match arguments against ``spec``: ``"dst, src, count=?, mask=None"``, for calls without a stub.
 
         Parameters without a default are required; ``=?`` marks an optional
         parameter that is absent (not in the result) unless given; any other
