@@ -41,17 +41,59 @@ dequantisation that needs ``set_deq_scale``).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
+from . import dtype as dt
 from .builtin import builtin
+from .core import LocalTensor
+from .enums import RoundMode
+from .params import UnaryRepeatParams
 
 __all__ = ["cast"]
 
 
+@overload
+def cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int) -> None: ...
+@overload
+def cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, mask: int, repeat_times: int,
+         repeat_params: UnaryRepeatParams, is_set_mask: bool = True) -> None: ...
+@overload
+def cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, mask: list[int], repeat_times: int,
+         repeat_params: UnaryRepeatParams, is_set_mask: bool = True) -> None: ...
 @builtin
-def cast(dst: Any, src: Any, round_mode: Any, *args: Any, **kwargs: Any) -> None:
-    """``dst = convert(src)`` rounded in ``round_mode`` (``AscendC::Cast``).
+def cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, *args: Any, **kwargs: Any) -> None:
+    """``dst = convert(src)`` rounded in ``round_mode`` (``AscendC::Cast``); see :data:`MODES`."""
 
-    Forms: ``cast(dst, src, round_mode, count)`` and
-    ``cast(dst, src, round_mode, mask, repeat_times, repeat_params, is_set_mask=True)``.
-    """
+
+N, R, F, C, A, Z, O = (RoundMode.CAST_NONE, RoundMode.CAST_RINT, RoundMode.CAST_FLOOR, RoundMode.CAST_CEIL,
+                       RoundMode.CAST_ROUND, RoundMode.CAST_TRUNC, RoundMode.CAST_ODD)
+_EXACT = frozenset({N})
+_DIRECTED = frozenset({R, F, C, A, Z})
+_ANY = _DIRECTED | {N}
+
+# (src, dst) -> the RoundModes the Atlas A2/A3 instruction accepts (Ascend C "Cast" data type table); the
+# table in this module's docstring shows it, and a test checks that the two agree
+MODES: dict[tuple[dt.DataType, dt.DataType], frozenset[RoundMode]] = {
+    (dt.float16, dt.float32): _EXACT,
+    (dt.bfloat16, dt.float32): _EXACT,
+    (dt.int8, dt.float16): _EXACT,
+    (dt.uint8, dt.float16): _EXACT,
+    (dt.int16, dt.float32): _EXACT,
+    (dt.int32, dt.int64): _EXACT,
+    (dt.int32, dt.int16): _EXACT,
+    (dt.int64, dt.int32): _EXACT,
+    (dt.int16, dt.float16): _ANY,
+    (dt.int32, dt.float32): _ANY,
+    (dt.float16, dt.int8): _ANY,
+    (dt.float16, dt.uint8): _ANY,
+    (dt.float16, dt.int16): _DIRECTED,
+    (dt.float16, dt.int32): _DIRECTED,
+    (dt.bfloat16, dt.int32): _DIRECTED,
+    (dt.float32, dt.int16): _DIRECTED,
+    (dt.float32, dt.int32): _DIRECTED,
+    (dt.float32, dt.int64): _DIRECTED,
+    (dt.int64, dt.float32): _DIRECTED,
+    (dt.float32, dt.float32): _DIRECTED,
+    (dt.float32, dt.bfloat16): _DIRECTED,
+    (dt.float32, dt.float16): _ANY | {O},
+}

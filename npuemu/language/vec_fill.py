@@ -11,27 +11,40 @@ reads 8 consecutive elements of ``src`` per repeat and fills one whole 32-byte
 block of ``dst`` with each; ``src`` and ``dst`` must not overlap and
 ``dst_blk_stride`` must not be 0.
 
-Both take int16, uint16, int32, uint32, float16, bfloat16 and float32
-(Atlas A2/A3).
+The data types each takes are :data:`DTYPES` (listed in their docstrings).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
-from .builtin import builtin
+from .builtin import builtin, document_dtypes
+from .core import LocalTensor
+from .dtype import bfloat16, float16, float32, int16, int32, uint16, uint32
+from .params import BrcbRepeatParams
 
 __all__ = ["duplicate", "brcb"]
 
 
+@overload
+def duplicate(dst: LocalTensor, scalar: int | float, count: int, is_set_mask: bool = True) -> None: ...
+@overload
+def duplicate(dst: LocalTensor, scalar: int | float, mask: int, repeat_times: int, dst_block_stride: int,
+              dst_repeat_stride: int, is_set_mask: bool = True) -> None: ...
+@overload
+def duplicate(dst: LocalTensor, scalar: int | float, mask: list[int], repeat_times: int, dst_block_stride: int,
+              dst_repeat_stride: int, is_set_mask: bool = True) -> None: ...
 @builtin
-def duplicate(dst: Any, scalar: Any, *args: Any, **kwargs: Any) -> None:
-    """Fill ``dst`` with ``scalar`` (``AscendC::Duplicate``).
-
-    Forms: ``duplicate(dst, scalar, count)`` and ``duplicate(dst, scalar, mask,
-    repeat_times, dst_block_stride, dst_repeat_stride, is_set_mask=True)``.
-    """
+def duplicate(dst: LocalTensor, scalar: int | float, *args: Any, **kwargs: Any) -> None:
+    """Fill ``dst`` with ``scalar`` (``AscendC::Duplicate``)."""
 
 
 @builtin
-def brcb(dst: Any, src0: Any, repeat_times: Any, repeat_params: Any) -> None:
+def brcb(dst: LocalTensor, src0: LocalTensor, repeat_times: int, repeat_params: BrcbRepeatParams) -> None:
     """Broadcast each of ``8 * repeat_times`` elements of ``src0`` to a 32-byte block of ``dst`` (``AscendC::Brcb``)."""
+
+
+_TYPES = (int16, uint16, int32, uint32, float16, bfloat16, float32)
+
+# the data types each instruction takes on Atlas A2/A3; the rules check them, the docstrings list them
+DTYPES = {duplicate: _TYPES, brcb: _TYPES}
+document_dtypes(DTYPES)

@@ -15,57 +15,139 @@ C does.  ``axpy`` has no ``is_set_mask`` in its count form.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
-from .builtin import builtin
+from .builtin import builtin, document_dtypes
+from .core import LocalTensor
+from .dtype import float16, float32, int16, int32, uint16, uint32
+from .params import UnaryRepeatParams
 
 __all__ = ["adds", "muls", "maxs", "mins", "leaky_relu", "shift_left", "shift_right", "axpy"]
 
 
+@overload
+def adds(dst: LocalTensor, src: LocalTensor, scalar: int | float, count: int, is_set_mask: bool = True) -> None: ...
+@overload
+def adds(dst: LocalTensor, src: LocalTensor, scalar: int | float, mask: int, repeat_times: int,
+         repeat_params: UnaryRepeatParams, is_set_mask: bool = True) -> None: ...
+@overload
+def adds(dst: LocalTensor, src: LocalTensor, scalar: int | float, mask: list[int], repeat_times: int,
+         repeat_params: UnaryRepeatParams, is_set_mask: bool = True) -> None: ...
 @builtin
-def adds(dst: Any, src: Any, scalar: Any, *args: Any, **kwargs: Any) -> None:
-    """``dst = src + scalar`` (``AscendC::Adds``); float16, float32, int16, int32."""
+def adds(dst: LocalTensor, src: LocalTensor, scalar: int | float, *args: Any, **kwargs: Any) -> None:
+    """``dst = src + scalar`` (``AscendC::Adds``)."""
 
 
+@overload
+def muls(dst: LocalTensor, src: LocalTensor, scalar: int | float, count: int, is_set_mask: bool = True) -> None: ...
+@overload
+def muls(dst: LocalTensor, src: LocalTensor, scalar: int | float, mask: int, repeat_times: int,
+         repeat_params: UnaryRepeatParams, is_set_mask: bool = True) -> None: ...
+@overload
+def muls(dst: LocalTensor, src: LocalTensor, scalar: int | float, mask: list[int], repeat_times: int,
+         repeat_params: UnaryRepeatParams, is_set_mask: bool = True) -> None: ...
 @builtin
-def muls(dst: Any, src: Any, scalar: Any, *args: Any, **kwargs: Any) -> None:
-    """``dst = src * scalar`` (``AscendC::Muls``); float16, float32, int16, int32."""
+def muls(dst: LocalTensor, src: LocalTensor, scalar: int | float, *args: Any, **kwargs: Any) -> None:
+    """``dst = src * scalar`` (``AscendC::Muls``)."""
 
 
+@overload
+def maxs(dst: LocalTensor, src: LocalTensor, scalar: int | float, count: int, is_set_mask: bool = True) -> None: ...
+@overload
+def maxs(dst: LocalTensor, src: LocalTensor, scalar: int | float, mask: int, repeat_times: int,
+         repeat_params: UnaryRepeatParams, is_set_mask: bool = True) -> None: ...
+@overload
+def maxs(dst: LocalTensor, src: LocalTensor, scalar: int | float, mask: list[int], repeat_times: int,
+         repeat_params: UnaryRepeatParams, is_set_mask: bool = True) -> None: ...
 @builtin
-def maxs(dst: Any, src: Any, scalar: Any, *args: Any, **kwargs: Any) -> None:
-    """``dst = max(src, scalar)`` (``AscendC::Maxs``); float16, float32, int16, int32."""
+def maxs(dst: LocalTensor, src: LocalTensor, scalar: int | float, *args: Any, **kwargs: Any) -> None:
+    """``dst = max(src, scalar)`` (``AscendC::Maxs``)."""
 
 
+@overload
+def mins(dst: LocalTensor, src: LocalTensor, scalar: int | float, count: int, is_set_mask: bool = True) -> None: ...
+@overload
+def mins(dst: LocalTensor, src: LocalTensor, scalar: int | float, mask: int, repeat_times: int,
+         repeat_params: UnaryRepeatParams, is_set_mask: bool = True) -> None: ...
+@overload
+def mins(dst: LocalTensor, src: LocalTensor, scalar: int | float, mask: list[int], repeat_times: int,
+         repeat_params: UnaryRepeatParams, is_set_mask: bool = True) -> None: ...
 @builtin
-def mins(dst: Any, src: Any, scalar: Any, *args: Any, **kwargs: Any) -> None:
-    """``dst = min(src, scalar)`` (``AscendC::Mins``); float16, float32, int16, int32."""
+def mins(dst: LocalTensor, src: LocalTensor, scalar: int | float, *args: Any, **kwargs: Any) -> None:
+    """``dst = min(src, scalar)`` (``AscendC::Mins``)."""
 
 
+@overload
+def leaky_relu(dst: LocalTensor, src: LocalTensor, scalar: int | float, count: int,
+               is_set_mask: bool = True) -> None: ...
+@overload
+def leaky_relu(dst: LocalTensor, src: LocalTensor, scalar: int | float, mask: int, repeat_times: int,
+               repeat_params: UnaryRepeatParams, is_set_mask: bool = True) -> None: ...
+@overload
+def leaky_relu(dst: LocalTensor, src: LocalTensor, scalar: int | float, mask: list[int], repeat_times: int,
+               repeat_params: UnaryRepeatParams, is_set_mask: bool = True) -> None: ...
 @builtin
-def leaky_relu(dst: Any, src: Any, scalar: Any, *args: Any, **kwargs: Any) -> None:
-    """``dst = src if src >= 0 else src * scalar`` (``AscendC::LeakyRelu``); float16, float32."""
+def leaky_relu(dst: LocalTensor, src: LocalTensor, scalar: int | float, *args: Any, **kwargs: Any) -> None:
+    """``dst = src if src >= 0 else src * scalar`` (``AscendC::LeakyRelu``)."""
 
 
+@overload
+def shift_left(dst: LocalTensor, src: LocalTensor, scalar: int | float, count: int,
+               is_set_mask: bool = True) -> None: ...
+@overload
+def shift_left(dst: LocalTensor, src: LocalTensor, scalar: int | float, mask: int, repeat_times: int,
+               repeat_params: UnaryRepeatParams, is_set_mask: bool = True) -> None: ...
+@overload
+def shift_left(dst: LocalTensor, src: LocalTensor, scalar: int | float, mask: list[int], repeat_times: int,
+               repeat_params: UnaryRepeatParams, is_set_mask: bool = True) -> None: ...
 @builtin
-def shift_left(dst: Any, src: Any, scalar: Any, *args: Any, **kwargs: Any) -> None:
-    """``dst = src << scalar`` (``AscendC::ShiftLeft``); int16, uint16, int32, uint32; ``0 <= scalar <= bits``."""
+def shift_left(dst: LocalTensor, src: LocalTensor, scalar: int | float, *args: Any, **kwargs: Any) -> None:
+    """``dst = src << scalar`` (``AscendC::ShiftLeft``); ``0 <= scalar <= bits``."""
 
 
+@overload
+def shift_right(dst: LocalTensor, src: LocalTensor, scalar: int | float, count: int,
+                is_set_mask: bool = True) -> None: ...
+@overload
+def shift_right(dst: LocalTensor, src: LocalTensor, scalar: int | float, mask: int, repeat_times: int,
+                repeat_params: UnaryRepeatParams, is_set_mask: bool = True) -> None: ...
+@overload
+def shift_right(dst: LocalTensor, src: LocalTensor, scalar: int | float, mask: list[int], repeat_times: int,
+                repeat_params: UnaryRepeatParams, is_set_mask: bool = True) -> None: ...
 @builtin
-def shift_right(dst: Any, src: Any, scalar: Any, *args: Any, **kwargs: Any) -> None:
-    """``dst = src >> scalar`` (``AscendC::ShiftRight``): arithmetic for signed, logical for unsigned types.
+def shift_right(dst: LocalTensor, src: LocalTensor, scalar: int | float, *args: Any, **kwargs: Any) -> None:
+    """``dst = src >> scalar`` (``AscendC::ShiftRight``); ``0 <= scalar <= bits``.
 
-    int16, uint16, int32, uint32; ``0 <= scalar <= bits``.
+    Arithmetic for signed types, logical for unsigned ones.
     """
 
 
+@overload
+def axpy(dst: LocalTensor, src: LocalTensor, scalar: int | float, count: int) -> None: ...
+@overload
+def axpy(dst: LocalTensor, src: LocalTensor, scalar: int | float, mask: int, repeat_times: int,
+         repeat_params: UnaryRepeatParams, is_set_mask: bool = True) -> None: ...
+@overload
+def axpy(dst: LocalTensor, src: LocalTensor, scalar: int | float, mask: list[int], repeat_times: int,
+         repeat_params: UnaryRepeatParams, is_set_mask: bool = True) -> None: ...
 @builtin
-def axpy(dst: Any, src: Any, scalar: Any, *args: Any, **kwargs: Any) -> None:
+def axpy(dst: LocalTensor, src: LocalTensor, scalar: int | float, *args: Any, **kwargs: Any) -> None:
     """``dst = src * scalar + dst`` (``AscendC::Axpy``).
 
-    (src, dst) dtypes: (float16, float16), (float32, float32) and (float16,
-    float32); the scalar has the source's type.  The mixed form runs 64 lanes
-    per repeat.  Forms: ``axpy(dst, src, scalar, count)`` and the two level-0
-    forms with UnaryRepeatParams.
+    The destination may be float32 for a float16 source; the scalar has the
+    source's type.  The mixed form runs 64 lanes per repeat.
     """
+
+
+_ARITH = (float16, float32, int16, int32)
+_SHIFT = (int16, uint16, int32, uint32)
+
+# the data types each instruction takes on Atlas A2/A3; the rules check them, the docstrings list them
+DTYPES = {
+    adds: _ARITH, muls: _ARITH, maxs: _ARITH, mins: _ARITH, leaky_relu: (float16, float32),
+    shift_left: _SHIFT, shift_right: _SHIFT,
+}
+# axpy's (source, destination) pairs
+AXPY_TYPES = ((float16, float16), (float32, float32), (float16, float32))
+document_dtypes(DTYPES)
+document_dtypes({axpy: AXPY_TYPES}, ", src -> dst")

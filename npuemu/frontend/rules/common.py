@@ -97,25 +97,7 @@ def tensor_args(v: Value) -> list[str]:
     return [v.code[0], v.code[1]]
 
 
-# --------------------------------------------------------------------------- vector instruction call forms
-
-_LEVEL0_KEYWORDS = frozenset({"mask", "repeat_times", "repeat_params"})
-
-
-def vector_form(lw: LoweringContext, call, head: str, count_spec: str, level0_spec: str) -> tuple[str, dict]:
-    """Bind a vector instruction call to its count form or its level-0 (mask) form.
-
-    ``head`` lists the parameters both forms share (``"dst, src0, src1"``).  As
-    pyasc dispatches: three or more further positional arguments, or any of
-    ``mask``/``repeat_times``/``repeat_params`` by keyword, select the level-0
-    form ``head + level0_spec``; otherwise the call is the count form
-    ``head + count_spec``.  Returns ``("count" | "level0", bound arguments)``.
-    """
-    n_head = len([p for p in head.split(",") if p.strip()])
-    rest = call.args[n_head:]
-    if len(rest) >= 3 or _LEVEL0_KEYWORDS & call.kwargs.keys():
-        return "level0", call.bind(lw, f"{head}, {level0_spec}")
-    return "count", call.bind(lw, f"{head}, {count_spec}")
+# --------------------------------------------------------------------------- vector instruction arguments
 
 
 def const_bool(lw: LoweringContext, v: Value, node: ast.AST | None, what: str) -> bool:

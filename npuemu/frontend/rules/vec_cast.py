@@ -1,9 +1,10 @@
 """Rule for ``cast``: the conversion table of Atlas A2, checked at compile time.
 
 A (source, destination) pair the hardware has no instruction for, or a
-rounding mode the pair's instruction does not take, is a ``KernelTypeError``
-naming both; Ascend C's CPU debug library reports the same calls as errors
-("illegal input cast mode", "Failed to check dtype in Cast").
+rounding mode the pair's instruction does not take (the table ``MODES`` of
+:mod:`npuemu.language.vec_cast`), is a ``KernelTypeError`` naming both;
+Ascend C's CPU debug library reports the same calls as errors ("illegal
+input cast mode", "Failed to check dtype in Cast").
 """
 from __future__ import annotations
 
@@ -16,39 +17,9 @@ from ...language.enums import RoundMode
 from ..context import LoweringContext
 from ..registry import Call, rule
 from . import access
-from .common import const_bool, local, mask_operand, plain_int, repeat_params, suffix, vector_form
+from .common import const_bool, local, mask_operand, plain_int, repeat_params, suffix
 
-N, R, F, C, A, Z, O = (RoundMode.CAST_NONE, RoundMode.CAST_RINT, RoundMode.CAST_FLOOR, RoundMode.CAST_CEIL,
-                       RoundMode.CAST_ROUND, RoundMode.CAST_TRUNC, RoundMode.CAST_ODD)
-_EXACT = frozenset({N})
-_DIRECTED = frozenset({R, F, C, A, Z})
-_ANY = _DIRECTED | {N}
-
-# (src, dst) -> the RoundModes the Atlas A2 instruction accepts (Ascend C "Cast" data type table)
-MODES: dict[tuple[dt.DataType, dt.DataType], frozenset[RoundMode]] = {
-    (dt.float16, dt.float32): _EXACT,
-    (dt.bfloat16, dt.float32): _EXACT,
-    (dt.int8, dt.float16): _EXACT,
-    (dt.uint8, dt.float16): _EXACT,
-    (dt.int16, dt.float32): _EXACT,
-    (dt.int32, dt.int64): _EXACT,
-    (dt.int32, dt.int16): _EXACT,
-    (dt.int64, dt.int32): _EXACT,
-    (dt.int16, dt.float16): _ANY,
-    (dt.int32, dt.float32): _ANY,
-    (dt.float16, dt.int8): _ANY,
-    (dt.float16, dt.uint8): _ANY,
-    (dt.float16, dt.int16): _DIRECTED,
-    (dt.float16, dt.int32): _DIRECTED,
-    (dt.bfloat16, dt.int32): _DIRECTED,
-    (dt.float32, dt.int16): _DIRECTED,
-    (dt.float32, dt.int32): _DIRECTED,
-    (dt.float32, dt.int64): _DIRECTED,
-    (dt.int64, dt.float32): _DIRECTED,
-    (dt.float32, dt.float32): _DIRECTED,
-    (dt.float32, dt.bfloat16): _DIRECTED,
-    (dt.float32, dt.float16): _ANY | {O},
-}
+MODES = lang.MODES      # (src, dst) -> the RoundModes the instruction accepts
 
 # conversions the hardware has but npuemu does not emulate, and why
 NOT_EMULATED = {
@@ -84,8 +55,7 @@ def _check_pair(lw: LoweringContext, src: dt.DataType, dst: dt.DataType, mode: R
 
 @rule(lang.cast)
 def _cast(lw: LoweringContext, call: Call) -> None:
-    form, a = vector_form(lw, call, "dst, src, round_mode", "count",
-                          "mask, repeat_times, repeat_params, is_set_mask=True")
+    a = call.bind_to(lw, lang.cast)
     dst, src = a["dst"], a["src"]
     d = local(lw, dst, call.node, "dst").dtype
     s = local(lw, src, call.node, "src").dtype
@@ -93,7 +63,7 @@ def _cast(lw: LoweringContext, call: Call) -> None:
     _check_pair(lw, s, d, mode, call.node)
     code = PAIRS[(suffix(s), suffix(d))]
     operands = ["_st", "_lm", *map(plain_int, dst.code), *map(plain_int, src.code), str(code), str(int(mode))]
-    if form == "count":
+    if "count" in a:
         count = lw.int_expr(a["count"], call.node, "count")
         access.local_count(lw, hb.V, src, count, access.READ, call.node)
         access.local_count(lw, hb.V, dst, count, access.WRITE, call.node)

@@ -1,4 +1,9 @@
-"""Rules for compare and select (``compare``, ``compare_scalar``, ``get/set_cmp_mask``, ``select``)."""
+"""Rules for compare and select (``compare``, ``compare_scalar``, ``get/set_cmp_mask``, ``select``).
+
+Which form a call is comes from binding it to the stubs' overloads in
+:mod:`npuemu.language.vec_cmpsel`, whose ``DTYPES`` are the data types each
+instruction compares or selects.
+"""
 from __future__ import annotations
 
 import ast
@@ -13,12 +18,13 @@ from ..registry import Call, rule
 from ..context import LoweringContext
 from ..types import LocalTensorT, ScalarT, Value, is_number
 from . import access
-from .common import check_dtype, is_params, local, mask_operand
-from .vec_reduce import emit, enum_arg, flag, has_any, nbytes, operands, record_ints
+from .common import check_dtype, local, mask_operand
+from .vec_reduce import emit, enum_arg, flag, nbytes, operands, record_ints
 
 KIND = {dt.float16: isa.KIND_F16, dt.float32: isa.KIND_F32, dt.int32: isa.KIND_I32}
-CMP_TYPES = (dt.float16, dt.float32, dt.int32)
-SEL_TYPES = (dt.float16, dt.float32)
+CMP_TYPES = lang.DTYPES[lang.compare]
+CMPMASK_TYPES = tuple(d for d in CMP_TYPES if d.is_float)     # compare into CMPMASK has no int32 variant
+SEL_TYPES = lang.DTYPES[lang.select]
 BITS_TYPES = (dt.uint8, dt.int8)
 SEL_MASK_TYPES = (dt.uint8, dt.uint16, dt.uint32, dt.uint64)
 
@@ -65,22 +71,16 @@ def _full_repeats(lw: LoweringContext, call: Call, t: Value, repeat: str, blk: s
 
 @rule(lang.compare)
 def _compare(lw: LoweringContext, call: Call) -> None:
-    p = call.args
-    tensor_form = "dst" in call.kwargs or (len(p) >= 3 and _is_tensor(p[2]))
-    if not tensor_form:
-        _compare_register(lw, call)
+    a = call.bind_to(lw, lang.compare)
+    if "dst" not in a:
+        _compare_register(lw, call, a)
         return
-    level0 = len(p) >= 6 or has_any(call, "mask", "repeat_times", "repeat_params")
-    if level0:
-        a = call.bind(lw, "dst, src0, src1, cmp_mode, mask, repeat_times, repeat_params, is_set_mask=True")
-    else:
-        a = call.bind(lw, "dst, src0, src1, cmp_mode, count")
     _bits_dst(lw, call, a["dst"])
     d = operands(lw, call, a, ("src0", "src1"), CMP_TYPES)
     mode = _cmp_mode(lw, call, a["cmp_mode"], d)
     head = ["_lm", str(KIND[d]), str(mode), a["dst"].code[0], nbytes(a["dst"]), *a["src0"].code,
             *a["src1"].code, "np.float64(0.0)", "0"]
-    if not level0:
+    if "count" in a:
         count = lw.int_expr(a["count"], call.node, "count")
         access.local_count(lw, hb.V, a["src0"], count, access.READ, call.node)
         access.local_count(lw, hb.V, a["src1"], count, access.READ, call.node)
@@ -98,9 +98,8 @@ def _compare(lw: LoweringContext, call: Call) -> None:
     emit(lw, "vec_cmpsel", "compare", [*head, repeat, s0blk, s1blk, s0rep, s1rep], call.node)
 
 
-def _compare_register(lw: LoweringContext, call: Call) -> None:
-    a = call.bind(lw, "src0, src1, cmp_mode, mask, repeat_params, is_set_mask=True")
-    d = operands(lw, call, a, ("src0", "src1"), SEL_TYPES)      # the register form has no int32 variant
+def _compare_register(lw: LoweringContext, call: Call, a: dict[str, Value]) -> None:
+    d = operands(lw, call, a, ("src0", "src1"), CMPMASK_TYPES)
     mode = _cmp_mode(lw, call, a["cmp_mode"], d)
     is_set_mask = flag(lw, a["is_set_mask"], call.node, "is_set_mask")
     mask = mask_operand(lw, a["mask"], call.node)
@@ -115,17 +114,13 @@ def _compare_register(lw: LoweringContext, call: Call) -> None:
 
 @rule(lang.compare_scalar)
 def _compare_scalar(lw: LoweringContext, call: Call) -> None:
-    level0 = len(call.args) >= 6 or has_any(call, "mask", "repeat_times", "repeat_params")
-    if level0:
-        a = call.bind(lw, "dst, src0, src1_scalar, cmp_mode, mask, repeat_times, repeat_params, is_set_mask=True")
-    else:
-        a = call.bind(lw, "dst, src0, src1_scalar, cmp_mode, count")
+    a = call.bind_to(lw, lang.compare_scalar)
     _bits_dst(lw, call, a["dst"])
     d = operands(lw, call, a, ("src0",), CMP_TYPES)
     mode = _cmp_mode(lw, call, a["cmp_mode"], d)
     head = ["_lm", str(KIND[d]), str(mode), a["dst"].code[0], nbytes(a["dst"]), *a["src0"].code, "0", "0",
             _scalar(lw, a["src1_scalar"], d, call.node, "src1_scalar"), "1"]
-    if not level0:
+    if "count" in a:
         count = lw.int_expr(a["count"], call.node, "count")
         access.local_count(lw, hb.V, a["src0"], count, access.READ, call.node)
         access.local(lw, hb.V, a["dst"], f"({count}) // 8", access.WRITE, call.node)
@@ -143,7 +138,7 @@ def _compare_scalar(lw: LoweringContext, call: Call) -> None:
 
 @rule(lang.get_cmp_mask)
 def _get_cmp_mask(lw: LoweringContext, call: Call) -> None:
-    a = call.bind(lw, "dst")
+    a = call.bind_to(lw, lang.get_cmp_mask)
     local(lw, a["dst"], call.node, "dst")
     access.local(lw, hb.V, a["dst"], "16", access.WRITE, call.node)
     emit(lw, "vec_cmpsel", "get_cmp_mask", ["_lm", "_st", a["dst"].code[0], nbytes(a["dst"])], call.node)
@@ -151,7 +146,7 @@ def _get_cmp_mask(lw: LoweringContext, call: Call) -> None:
 
 @rule(lang.set_cmp_mask)
 def _set_cmp_mask(lw: LoweringContext, call: Call) -> None:
-    a = call.bind(lw, "src")
+    a = call.bind_to(lw, lang.set_cmp_mask)
     local(lw, a["src"], call.node, "src")
     access.local(lw, hb.V, a["src"], "16", access.READ, call.node)
     emit(lw, "vec_cmpsel", "set_cmp_mask", ["_lm", "_st", a["src"].code[0], nbytes(a["src"])], call.node)
@@ -167,22 +162,13 @@ def _sel_mask(lw: LoweringContext, call: Call, v: Value) -> list[str]:
 
 @rule(lang.select)
 def _select(lw: LoweringContext, call: Call) -> None:
-    p = call.args
-    plain = not has_any(call, "mask", "count")
-    if plain and (len(p) == 6 and is_params(p[4], P.BinaryRepeatParams) or
-                  len(p) == 3 and has_any(call, "sel_mode", "repeat_params") and "src1" not in call.kwargs):
-        _select_register(lw, call)
+    a = call.bind_to(lw, lang.select)
+    if "sel_mask" not in a:
+        _select_register(lw, call, a)
         return
-    if plain and not has_any(call, "src1", "sel_mode") and (
-            len(p) == 5 and is_params(p[4], P.BinaryRepeatParams) or len(p) <= 4 and "repeat_params" in call.kwargs):
-        _select_register_scalar(lw, call)
+    if "sel_mode" not in a:
+        _select_register_scalar(lw, call, a)
         return
-    level0 = len(p) >= 7 or has_any(call, "mask", "repeat_times", "repeat_params")
-    if level0:
-        a = call.bind(lw, "dst, sel_mask, src0, src1, sel_mode, mask, repeat_times, repeat_params, "
-                          "is_set_mask=True")
-    else:
-        a = call.bind(lw, "dst, sel_mask, src0, src1, sel_mode, count")
     mode = enum_arg(lw, a["sel_mode"], call.node, SelMode, "sel_mode")
     if mode == SelMode.VSEL_TENSOR_SCALAR_MODE:
         if _is_tensor(a["src1"]):
@@ -200,7 +186,7 @@ def _select(lw: LoweringContext, call: Call) -> None:
     head = ["_lm", "_st", str(KIND[d]), str(mode), *a["dst"].code, *_sel_mask(lw, call, a["sel_mask"]),
             *a["src0"].code, *src1, scalar]
     lanes = 256 // d.sizeof()
-    if not level0:
+    if "count" in a:
         count = lw.int_expr(a["count"], call.node, "count")
         access.local_count(lw, hb.V, a["src0"], count, access.READ, call.node)
         if mode != SelMode.VSEL_TENSOR_SCALAR_MODE:
@@ -234,9 +220,8 @@ def _select_access(lw: LoweringContext, call: Call, a: dict[str, Value], mode: i
     access.level0(lw, hb.V, a["dst"], l0, dblk, drep, access.WRITE, call.node)
 
 
-def _select_register(lw: LoweringContext, call: Call) -> None:
+def _select_register(lw: LoweringContext, call: Call, a: dict[str, Value]) -> None:
     """``select(dst, src0, src1, repeat_times, repeat_params, sel_mode)``: bits (or their address) in CMPMASK."""
-    a = call.bind(lw, "dst, src0, src1, repeat_times, repeat_params, sel_mode")
     d = operands(lw, call, a, ("dst", "src0", "src1"), SEL_TYPES)
     mode = enum_arg(lw, a["sel_mode"], call.node, SelMode, "sel_mode")
     if mode == SelMode.VSEL_TENSOR_SCALAR_MODE:
@@ -251,9 +236,8 @@ def _select_register(lw: LoweringContext, call: Call) -> None:
         "np.float64(0.0)", "0", "0", "False", "0", "0", repeat, *strides], call.node)
 
 
-def _select_register_scalar(lw: LoweringContext, call: Call) -> None:
+def _select_register_scalar(lw: LoweringContext, call: Call, a: dict[str, Value]) -> None:
     """``select(dst, sel_mask, src0, repeat_times, repeat_params)``: mode 1 with the scalar in CMPMASK."""
-    a = call.bind(lw, "dst, sel_mask, src0, repeat_times, repeat_params")
     d = operands(lw, call, a, ("dst", "src0"), SEL_TYPES)
     repeat = lw.int_expr(a["repeat_times"], call.node, "repeat_times")
     strides = record_ints(lw, a["repeat_params"], P.BinaryRepeatParams, call.node, "repeat_params", _BIN_ALL)

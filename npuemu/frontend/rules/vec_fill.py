@@ -1,4 +1,4 @@
-"""Rules for ``duplicate`` and ``brcb`` (Atlas A2 dtypes: int16, uint16, int32, uint32, float16, bfloat16, float32)."""
+"""Rules for ``duplicate`` and ``brcb``; the data types they take are ``DTYPES`` of :mod:`npuemu.language.vec_fill`."""
 from __future__ import annotations
 
 from ...isa import hb
@@ -10,10 +10,9 @@ from ..registry import Call, rule
 from ..context import LoweringContext
 from ..types import is_number
 from . import access
-from .common import (check_dtype, const_bool, is_int_like, is_params, local, mask_operand, plain_int, same_dtype,
-                     vector_form)
+from .common import (check_dtype, const_bool, is_int_like, is_params, local, mask_operand, plain_int,
+                     same_dtype)
 
-DTYPES = (dt.int16, dt.uint16, dt.int32, dt.uint32, dt.float16, dt.bfloat16, dt.float32)
 _KIND = {dt.float32: isa.KIND_F32, dt.float16: isa.KIND_F16, dt.bfloat16: isa.KIND_BF16}
 
 
@@ -31,14 +30,12 @@ def _scalar(lw: LoweringContext, d: dt.DataType, v, node) -> list[str]:
 
 @rule(lang.duplicate)
 def _duplicate(lw: LoweringContext, call: Call) -> None:
-    # pyasc's count form also takes (and ignores) is_set_mask
-    form, a = vector_form(lw, call, "dst, scalar", "count, is_set_mask=True",
-                          "mask, repeat_times, dst_block_stride, dst_repeat_stride, is_set_mask=True")
+    a = call.bind_to(lw, lang.duplicate)    # pyasc's count form also takes (and ignores) is_set_mask
     dst = a["dst"]
     d = local(lw, dst, call.node, "dst").dtype
-    check_dtype(lw, "duplicate", d, DTYPES, call.node)
+    check_dtype(lw, "duplicate", d, lang.DTYPES[lang.duplicate], call.node)
     operands = ["_st", "_lm", *map(plain_int, dst.code), str(d.sizeof()), *_scalar(lw, d, a["scalar"], call.node)]
-    if form == "count":
+    if "count" in a:
         count = lw.int_expr(a["count"], call.node, "count")
         access.local_count(lw, hb.V, dst, count, access.WRITE, call.node)
         lw.emit_isa("vec_fill", "duplicate", [*operands, count], call.node)
@@ -54,12 +51,12 @@ def _duplicate(lw: LoweringContext, call: Call) -> None:
 
 @rule(lang.brcb)
 def _brcb(lw: LoweringContext, call: Call) -> None:
-    a = call.bind(lw, "dst, src0, repeat_times, repeat_params")    # pyasc's parameter names
+    a = call.bind_to(lw, lang.brcb)
     dst, src, rp = a["dst"], a["src0"], a["repeat_params"]
     local(lw, dst, call.node, "dst")
     local(lw, src, call.node, "src")
     d = same_dtype(lw, "brcb", call.node, ("dst", dst), ("src", src))
-    check_dtype(lw, "brcb", d, DTYPES, call.node)
+    check_dtype(lw, "brcb", d, lang.DTYPES[lang.brcb], call.node)
     if not is_params(rp, P.BrcbRepeatParams):
         lw.type_error(f"brcb: repeat_params must be an asc.BrcbRepeatParams, got {lw.describe(rp)}", call.node)
     repeat = lw.int_expr(a["repeat_times"], call.node, "repeat_times")

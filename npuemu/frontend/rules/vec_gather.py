@@ -1,4 +1,4 @@
-"""Rules for ``gather`` and ``gatherb``."""
+"""Rules for ``gather`` and ``gatherb``; the data types they take are :mod:`npuemu.language.vec_gather`'s ``DTYPES``."""
 from __future__ import annotations
 
 from ...isa import hb
@@ -9,10 +9,8 @@ from ..context import LoweringContext
 from ..registry import Call, rule
 from . import access
 from .common import check_dtype, local, mask_operand
-from .vec_reduce import emit, has_any, operands, record_ints
+from .vec_reduce import emit, operands, record_ints
 
-GATHER_TYPES = (dt.float16, dt.bfloat16, dt.int16, dt.uint16, dt.float32, dt.int32, dt.uint32)
-GATHERB_TYPES = (dt.uint16, dt.uint32)
 
 
 def _offsets(lw: LoweringContext, call: Call, name: str, v) -> None:
@@ -22,18 +20,14 @@ def _offsets(lw: LoweringContext, call: Call, name: str, v) -> None:
 
 @rule(lang.gather)
 def _gather(lw: LoweringContext, call: Call) -> None:
-    level0 = len(call.args) >= 7 or has_any(call, "mask", "repeat_times", "dst_rep_stride")
-    if level0:
-        a = call.bind(lw, "dst, src, src_offset, src_base, mask, repeat_times, dst_rep_stride")
-    else:
-        a = call.bind(lw, "dst, src, src_offset, src_base, count")
-    d = operands(lw, call, a, ("dst", "src"), GATHER_TYPES)
+    a = call.bind_to(lw, lang.gather)
+    d = operands(lw, call, a, ("dst", "src"), lang.DTYPES[lang.gather])
     _offsets(lw, call, "src_offset", a["src_offset"])
     head = ["_lm", "_st", str(d.sizeof()), *a["dst"].code, *a["src"].code, *a["src_offset"].code,
             lw.int_expr(a["src_base"], call.node, "src_base")]
     # which source elements are read depends on the offsets: the whole source is declared
     access.local_all(lw, hb.V, a["src"], access.READ_SPAN, call.node)
-    if level0:
+    if "count" not in a:
         mask = mask_operand(lw, a["mask"], call.node)
         repeat = lw.int_expr(a["repeat_times"], call.node, "repeat_times")
         dst_rep = lw.int_expr(a["dst_rep_stride"], call.node, "dst_rep_stride")
@@ -52,8 +46,8 @@ def _gather(lw: LoweringContext, call: Call) -> None:
 
 @rule(lang.gatherb)
 def _gatherb(lw: LoweringContext, call: Call) -> None:
-    a = call.bind(lw, "dst, src0, offset, repeat_times, repeat_params")
-    d = operands(lw, call, a, ("dst", "src0"), GATHERB_TYPES)
+    a = call.bind_to(lw, lang.gatherb)
+    d = operands(lw, call, a, ("dst", "src0"), lang.DTYPES[lang.gatherb])
     _offsets(lw, call, "offset", a["offset"])
     repeat = lw.int_expr(a["repeat_times"], call.node, "repeat_times")
     blk, rep = record_ints(lw, a["repeat_params"], P.GatherRepeatParams, call.node, "repeat_params",

@@ -2,12 +2,14 @@
 
 The helpers at the top turn call arguments (flags, enum constants, parameter
 structs) into isa arguments; the compare/select and gather rules use them too.
+The data types each reduction takes are :mod:`npuemu.language.vec_reduce`'s
+``DTYPES``.
 """
 from __future__ import annotations
 
 import ast
 from enum import IntEnum
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ...isa import hb
 from ...isa import vec_reduce as isa
@@ -19,9 +21,6 @@ from ..context import LoweringContext
 from ..types import Value
 from . import access
 from .common import check_dtype, is_int_like, is_params, local, mask_operand, same_dtype
-
-FLOATS = (dt.float16, dt.float32)
-
 
 # --------------------------------------------------------------------------- shared argument helpers
 
@@ -87,10 +86,6 @@ def operands(lw: LoweringContext, call: Call, a: dict[str, Value], names: Sequen
     return d
 
 
-def has_any(call: Call, *names: str) -> bool:
-    return any(n in call.kwargs for n in names)
-
-
 # --------------------------------------------------------------------------- per-repeat reductions
 
 def _level0(lw: LoweringContext, call: Call, a: dict[str, Value], repeat: str, strides: Sequence[str]) -> list[str]:
@@ -116,11 +111,9 @@ def _declare(lw: LoweringContext, call: Call, a: dict[str, Value], l0: list[str]
                  access.WRITE, call.node)
 
 
-def _whole(lw: LoweringContext, call: Call, op: int) -> None:
-    extra = ", order=?" if op != isa.OP_SUM else ""
-    a = call.bind(lw, f"dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride, src_rep_stride{extra}, "
-                      "is_set_mask=True")
-    d = operands(lw, call, a, ("dst", "src"), FLOATS)
+def _whole(lw: LoweringContext, call: Call, stub: Callable, op: int) -> None:
+    a = call.bind_to(lw, stub)
+    d = operands(lw, call, a, ("dst", "src"), lang.DTYPES[stub])
     order = enum_arg(lw, a["order"], call.node, ReduceOrder, "order") if "order" in a else isa.ORDER_VALUE_INDEX
     l0 = _level0(lw, call, a, "repeat_time", _STRIDES)
     es = d.sizeof()
@@ -131,16 +124,15 @@ def _whole(lw: LoweringContext, call: Call, op: int) -> None:
                                             *a["src"].code, *l0], call.node)
 
 
-rule(lang.whole_reduce_sum)(lambda lw, call: _whole(lw, call, isa.OP_SUM))
-rule(lang.whole_reduce_max)(lambda lw, call: _whole(lw, call, isa.OP_MAX))
-rule(lang.whole_reduce_min)(lambda lw, call: _whole(lw, call, isa.OP_MIN))
+rule(lang.whole_reduce_sum)(lambda lw, call: _whole(lw, call, lang.whole_reduce_sum, isa.OP_SUM))
+rule(lang.whole_reduce_max)(lambda lw, call: _whole(lw, call, lang.whole_reduce_max, isa.OP_MAX))
+rule(lang.whole_reduce_min)(lambda lw, call: _whole(lw, call, lang.whole_reduce_min, isa.OP_MIN))
 
 
 @rule(lang.repeat_reduce_sum)
 def _repeat_reduce_sum(lw: LoweringContext, call: Call) -> None:
-    a = call.bind(lw, "dst, src, repeat_time, mask, dst_blk_stride, src_blk_stride, dst_rep_stride, "
-                      "src_rep_stride, is_set_mask=True")
-    d = operands(lw, call, a, ("dst", "src"), FLOATS)
+    a = call.bind_to(lw, lang.repeat_reduce_sum)
+    d = operands(lw, call, a, ("dst", "src"), lang.DTYPES[lang.repeat_reduce_sum])
     if not is_int_like(a["mask"]):
         lw.type_error("repeat_reduce_sum takes a continuous mask (an int); use whole_reduce_sum for bit masks",
                       call.node)
@@ -151,25 +143,24 @@ def _repeat_reduce_sum(lw: LoweringContext, call: Call) -> None:
                                             *a["dst"].code, *a["src"].code, *l0], call.node)
 
 
-def _block(lw: LoweringContext, call: Call, op: int) -> None:
-    a = call.bind(lw, "dst, src, repeat, mask, dst_rep_stride, src_blk_stride, src_rep_stride, is_set_mask=True")
-    d = operands(lw, call, a, ("dst", "src"), FLOATS)
+def _block(lw: LoweringContext, call: Call, stub: Callable, op: int) -> None:
+    a = call.bind_to(lw, stub)
+    d = operands(lw, call, a, ("dst", "src"), lang.DTYPES[stub])
     l0 = _level0(lw, call, a, "repeat", _STRIDES)
     _declare(lw, call, a, l0, d, d.sizeof(), 8)
     emit(lw, "vec_reduce", "block_reduce", ["_lm", "_st", str(op), half_flag(d), *a["dst"].code, *a["src"].code,
                                             *l0], call.node)
 
 
-rule(lang.block_reduce_sum)(lambda lw, call: _block(lw, call, isa.OP_SUM))
-rule(lang.block_reduce_max)(lambda lw, call: _block(lw, call, isa.OP_MAX))
-rule(lang.block_reduce_min)(lambda lw, call: _block(lw, call, isa.OP_MIN))
+rule(lang.block_reduce_sum)(lambda lw, call: _block(lw, call, lang.block_reduce_sum, isa.OP_SUM))
+rule(lang.block_reduce_max)(lambda lw, call: _block(lw, call, lang.block_reduce_max, isa.OP_MAX))
+rule(lang.block_reduce_min)(lambda lw, call: _block(lw, call, lang.block_reduce_min, isa.OP_MIN))
 
 
 @rule(lang.pair_reduce_sum)
 def _pair_reduce_sum(lw: LoweringContext, call: Call) -> None:
-    a = call.bind(lw, "dst, src, repeat_time, mask, dst_rep_stride, src_blk_stride, src_rep_stride, "
-                      "is_set_mask=True")
-    d = operands(lw, call, a, ("dst", "src"), FLOATS)
+    a = call.bind_to(lw, lang.pair_reduce_sum)
+    d = operands(lw, call, a, ("dst", "src"), lang.DTYPES[lang.pair_reduce_sum])
     l0 = _level0(lw, call, a, "repeat_time", _STRIDES)
     _declare(lw, call, a, l0, d, d.sizeof(), 128 // d.sizeof())
     emit(lw, "vec_reduce", "pair_reduce_sum", ["_lm", "_st", half_flag(d), *a["dst"].code, *a["src"].code, *l0],
@@ -178,17 +169,12 @@ def _pair_reduce_sum(lw: LoweringContext, call: Call) -> None:
 
 # --------------------------------------------------------------------------- reduce_sum / reduce_max / reduce_min
 
-def _reduce(lw: LoweringContext, call: Call, op: int) -> None:
-    index = "" if op == isa.OP_SUM else ", cal_index=False"
-    mask_form = len(call.args) >= 6 or has_any(call, "mask", "repeat_time", "src_rep_stride")
-    if mask_form:
-        a = call.bind(lw, f"dst, src, shared_tmp_buffer, mask, repeat_time, src_rep_stride{index}")
-    else:
-        a = call.bind(lw, f"dst, src, shared_tmp_buffer, count{index}")
-    d = operands(lw, call, a, ("dst", "src", "shared_tmp_buffer"), FLOATS)
+def _reduce(lw: LoweringContext, call: Call, stub: Callable, op: int) -> None:
+    a = call.bind_to(lw, stub)
+    d = operands(lw, call, a, ("dst", "src", "shared_tmp_buffer"), lang.DTYPES[stub])
     cal = flag(lw, a["cal_index"], call.node, "cal_index") if "cal_index" in a else "0"
     args = [str(op), half_flag(d), cal, *a["dst"].code, *a["src"].code, *a["shared_tmp_buffer"].code]
-    if mask_form:
+    if "count" not in a:
         repeat = lw.int_expr(a["repeat_time"], call.node, "repeat_time")
         src_rep = lw.int_expr(a["src_rep_stride"], call.node, "src_rep_stride")
         # the routine programs its own normal-mode mask: the farthest lane is at most a repeat's end
@@ -212,7 +198,7 @@ def _reduce_results(lw: LoweringContext, call: Call, a: dict[str, Value], d: dt.
         access.local_all(lw, hb.V, a["shared_tmp_buffer"], access.WRITE, call.node)
 
 
-rule(lang.reduce_sum)(lambda lw, call: _reduce(lw, call, isa.OP_SUM))
-rule(lang.reduce_max)(lambda lw, call: _reduce(lw, call, isa.OP_MAX))
-rule(lang.reduce_min)(lambda lw, call: _reduce(lw, call, isa.OP_MIN))
+rule(lang.reduce_sum)(lambda lw, call: _reduce(lw, call, lang.reduce_sum, isa.OP_SUM))
+rule(lang.reduce_max)(lambda lw, call: _reduce(lw, call, lang.reduce_max, isa.OP_MAX))
+rule(lang.reduce_min)(lambda lw, call: _reduce(lw, call, lang.reduce_min, isa.OP_MIN))
 

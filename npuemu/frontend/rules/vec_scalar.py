@@ -1,8 +1,9 @@
 """Rules for the vector-scalar instructions (``adds``, ``muls``, ..., ``axpy``).
 
-Forms: ``op(dst, src, scalar, count, is_set_mask=True)`` and the level-0 forms
-``op(dst, src, scalar, mask, repeat_times, repeat_params, is_set_mask=True)``
-(see :func:`.common.vector_form`); ``axpy``'s count form has no
+Forms (the stubs in :mod:`npuemu.language.vec_scalar`, whose ``DTYPES`` and
+``AXPY_TYPES`` are the data types each takes): ``op(dst, src, scalar, count,
+is_set_mask=True)`` and the level-0 forms ``op(dst, src, scalar, mask,
+repeat_times, repeat_params, is_set_mask=True)``; ``axpy``'s count form has no
 ``is_set_mask``.  The scalar is passed to the instruction as a float64 (float
 data) or int64 (integer data); constants are converted to the element type
 here, so a literal is rounded once, as the compiler does.
@@ -14,33 +15,16 @@ from typing import Callable
 
 import numpy as np
 
+from ...isa import hb
 from ...language import dtype as dt
 from ...language import params as P
-from ...isa import hb
 from ...language import vec_scalar as lang
-from ..registry import Call, rule
-from . import access
 from ..context import LoweringContext
+from ..registry import Call, rule
 from ..types import Value, is_number
-from .common import check_dtype, const_bool, level0_args, local, plain_int, same_dtype, suffix, vector_form
+from . import access
+from .common import check_dtype, const_bool, level0_args, local, plain_int, same_dtype, suffix
 from .vec_unary import unary_level0_access
-
-_ARITH = (dt.float16, dt.float32, dt.int16, dt.int32)
-_SHIFT = (dt.int16, dt.uint16, dt.int32, dt.uint32)
-
-# name of the isa instruction and the dtypes Atlas A2 supports
-OPS = {
-    lang.adds: ("adds", _ARITH),
-    lang.muls: ("muls", _ARITH),
-    lang.maxs: ("maxs", _ARITH),
-    lang.mins: ("mins", _ARITH),
-    lang.leaky_relu: ("leaky_relu", (dt.float16, dt.float32)),
-    lang.shift_left: ("shift_left", _SHIFT),
-    lang.shift_right: ("shift_right", _SHIFT),
-}
-
-# axpy's (dst, src) pairs on Atlas A2: the destination may be float32 for a float16 source
-AXPY_PAIRS = ((dt.float16, dt.float16), (dt.float32, dt.float32), (dt.float32, dt.float16))
 
 _DEFAULT_UNARY_PARAMS = ["1", "1", "8", "8"]
 
@@ -74,24 +58,23 @@ def scalar_operand(lw: LoweringContext, v: Value, d: dt.DataType, node) -> str:
     return f"float({v.code[0]})" if d.is_float else plain_int(f"int({v.code[0]})")
 
 
-def _scalar_op(lw: LoweringContext, call: Call, name: str, allowed: tuple[dt.DataType, ...]) -> None:
-    form, a = vector_form(lw, call, "dst, src, scalar", "count, is_set_mask=True",
-                          "mask, repeat_times, repeat_params, is_set_mask=True")
+def _scalar_op(lw: LoweringContext, call: Call, stub: Callable) -> None:
+    name, a = stub.__name__, call.bind_to(lw, stub)
     dst, src = a["dst"], a["src"]
     local(lw, dst, call.node, "dst")
     local(lw, src, call.node, "src")
     d = same_dtype(lw, name, call.node, ("dst", dst), ("src", src))
-    check_dtype(lw, name, d, allowed, call.node)
+    check_dtype(lw, name, d, lang.DTYPES[stub], call.node)
     operands = ["_st", "_lm", *(plain_int(c) for c in (*dst.code, *src.code)),
                 scalar_operand(lw, a["scalar"], d, call.node)]
     is_set_mask = const_bool(lw, a["is_set_mask"], call.node, "is_set_mask")
-    if form == "count" and is_set_mask:
+    if "count" in a and is_set_mask:
         count = plain_int(lw.int_expr(a["count"], call.node, "count"))
         access.local_count(lw, hb.V, src, count, access.READ, call.node)
         access.local_count(lw, hb.V, dst, count, access.WRITE, call.node)
         lw.emit_isa("vec_scalar", f"{name}_{suffix(d)}", [*operands, count], call.node)
         return
-    if form == "count":
+    if "count" in a:
         # Ascend C runs the count form with is_set_mask=False as one repeat under the mask register
         # (counter mode: the count set with set_vector_mask); count itself is ignored
         lw.int_expr(a["count"], call.node, "count")
@@ -106,19 +89,18 @@ def _scalar_op(lw: LoweringContext, call: Call, name: str, allowed: tuple[dt.Dat
 
 @rule(lang.axpy)
 def _axpy(lw: LoweringContext, call: Call) -> None:
-    form, a = vector_form(lw, call, "dst, src, scalar", "count",
-                          "mask, repeat_times, repeat_params, is_set_mask=True")
+    a = call.bind_to(lw, lang.axpy)
     dst, src = a["dst"], a["src"]
     dt_dst = local(lw, dst, call.node, "dst").dtype
     dt_src = local(lw, src, call.node, "src").dtype
-    if (dt_dst, dt_src) not in AXPY_PAIRS:
-        pairs = ", ".join(f"{s.name} -> {d.name}" for d, s in AXPY_PAIRS)
+    if (dt_src, dt_dst) not in lang.AXPY_TYPES:
+        pairs = ", ".join(f"{s.name} -> {d.name}" for s, d in lang.AXPY_TYPES)
         lw.type_error(f"axpy does not support {dt_src.name} -> {dt_dst.name} on this platform "
                       f"(supported src -> dst: {pairs})", call.node)
     pair = f"{suffix(dt_dst)}_{suffix(dt_src)}"
     operands = ["_st", "_lm", *(plain_int(c) for c in (*dst.code, *src.code)),
                 scalar_operand(lw, a["scalar"], dt_src, call.node)]
-    if form == "count":
+    if "count" in a:
         # axpy reads its destination: dst = src * scalar + dst
         count = plain_int(lw.int_expr(a["count"], call.node, "count"))
         access.local_count(lw, hb.V, src, count, access.READ, call.node)
@@ -131,9 +113,9 @@ def _axpy(lw: LoweringContext, call: Call) -> None:
     lw.emit_isa("vec_scalar", f"axpy_l0_{pair}", [*operands, *l0], call.node)
 
 
-def _rule_for(name: str, allowed: tuple[dt.DataType, ...]) -> Callable:
-    return lambda lw, call: _scalar_op(lw, call, name, allowed)
+def _rule_for(stub: Callable) -> Callable:
+    return lambda lw, call: _scalar_op(lw, call, stub)
 
 
-for _stub, (_name, _allowed) in OPS.items():
-    rule(_stub)(_rule_for(_name, _allowed))
+for _stub in lang.DTYPES:       # the isa instruction has the stub's name
+    rule(_stub)(_rule_for(_stub))

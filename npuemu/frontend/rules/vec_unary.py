@@ -1,48 +1,32 @@
 """Rules for the unary vector instructions (``abs``, ``exp``, ...).
 
-Forms: ``op(dst, src, count)`` and the level-0 forms ``op(dst, src, mask,
-repeat_times, repeat_params, is_set_mask=True)``; see
-:func:`.common.vector_form`.  As in pyasc the count form takes no
-``is_set_mask``.
+Forms (the stubs in :mod:`npuemu.language.vec_unary`): ``op(dst, src,
+count)`` and the level-0 forms ``op(dst, src, mask, repeat_times,
+repeat_params, is_set_mask=True)``.  As in pyasc the count form takes no
+``is_set_mask``.  The data types each takes are that module's ``DTYPES``.
 """
 from __future__ import annotations
 
 from typing import Callable
 
-from ...language import dtype as dt
-from ...language import params as P
 from ...isa import hb
+from ...language import params as P
 from ...language import vec_unary as lang
 from ..context import LoweringContext
 from ..registry import Call, rule
 from . import access
-from .common import check_dtype, level0_args, local, plain_int, same_dtype, suffix, vector_form
-
-_FLOAT = (dt.float16, dt.float32)
-
-# name of the isa instruction and the dtypes Atlas A2 supports
-OPS = {
-    lang.abs: ("abs", _FLOAT),
-    lang.exp: ("exp", _FLOAT),
-    lang.ln: ("ln", _FLOAT),
-    lang.sqrt: ("sqrt", _FLOAT),
-    lang.rsqrt: ("rsqrt", _FLOAT),
-    lang.reciprocal: ("reciprocal", _FLOAT),
-    lang.relu: ("relu", (dt.float16, dt.float32, dt.int32)),
-    lang.bitwise_not: ("bitwise_not", (dt.int16, dt.uint16)),
-}
+from .common import check_dtype, level0_args, local, plain_int, same_dtype, suffix
 
 
-def _unary(lw: LoweringContext, call: Call, name: str, allowed: tuple[dt.DataType, ...]) -> None:
-    form, a = vector_form(lw, call, "dst, src", "count",
-                          "mask, repeat_times, repeat_params, is_set_mask=True")
+def _unary(lw: LoweringContext, call: Call, stub: Callable) -> None:
+    name, a = stub.__name__, call.bind_to(lw, stub)
     dst, src = a["dst"], a["src"]
     local(lw, dst, call.node, "dst")
     local(lw, src, call.node, "src")
     d = same_dtype(lw, name, call.node, ("dst", dst), ("src", src))
-    check_dtype(lw, name, d, allowed, call.node)
+    check_dtype(lw, name, d, lang.DTYPES[stub], call.node)
     operands = ["_st", "_lm", *(plain_int(c) for c in (*dst.code, *src.code))]
-    if form == "count":
+    if "count" in a:
         count = plain_int(lw.int_expr(a["count"], call.node, "count"))
         access.local_count(lw, hb.V, src, count, access.READ, call.node)
         access.local_count(lw, hb.V, dst, count, access.WRITE, call.node)
@@ -63,9 +47,9 @@ def unary_level0_access(lw: LoweringContext, dst, src, l0: list[str], node, dst_
     access.level0(lw, hb.V, dst, head, dblk, drep, access.WRITE, node, wide)
 
 
-def _rule_for(name: str, allowed: tuple[dt.DataType, ...]) -> Callable:
-    return lambda lw, call: _unary(lw, call, name, allowed)
+def _rule_for(stub: Callable) -> Callable:
+    return lambda lw, call: _unary(lw, call, stub)
 
 
-for _stub, (_name, _allowed) in OPS.items():
-    rule(_stub)(_rule_for(_name, _allowed))
+for _stub in lang.DTYPES:       # the isa instruction has the stub's name
+    rule(_stub)(_rule_for(_stub))
