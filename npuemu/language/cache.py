@@ -9,16 +9,21 @@ modelled, so its two calls only keep pyasc kernels running.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 from .builtin import builtin
+from .core import GlobalTensor
 from .enums import CacheLine, DcciDst
 
 __all__ = ["data_cache_clean_and_invalid", "icache_preload", "get_icache_preload_status"]
 
 
+@overload
+def data_cache_clean_and_invalid(entire_type: CacheLine, dst: GlobalTensor, dcci_dst: DcciDst | None = None) -> None: ...
+@overload
+def data_cache_clean_and_invalid(entire_type: CacheLine, dcci_dst: DcciDst, dst: GlobalTensor) -> None: ...
 @builtin
-def data_cache_clean_and_invalid(entire_type: CacheLine, dst: Any, dcci_dst: DcciDst | None = None) -> None:
+def data_cache_clean_and_invalid(entire_type: CacheLine, *args: Any, **kwargs: Any) -> None:
     """Write back dirty DCache lines and invalidate them (``DataCacheCleanAndInvalid<T, entireType, dcciDst>``).
 
     ``entire_type`` is ``CacheLine.SINGLE_CACHE_LINE`` (the line holding the

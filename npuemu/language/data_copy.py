@@ -1,20 +1,40 @@
 """Data movement between GM and on-chip memory (``DataCopy``, ``DataCopyPad``, ``SetPadValue``).
 
-Signatures follow pyasc (``asc.language.basic.data_copy``); the semantics and
-the checks npuemu applies are described in ``npuemu/isa/datamove.py``.
+Signatures follow pyasc (``asc.language.basic.data_copy``), one ``overload``
+per form npuemu emulates; pyasc's forms with ``DataCopyEnhancedParams``,
+slice lists, ``Nz2NdParamsFull`` and ``DataCopyCO12DstParams`` are not
+emulated.  The semantics and the checks npuemu applies are described in
+``npuemu/isa/datamove.py``.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 from .builtin import builtin
+from .core import GlobalTensor, LocalTensor
 from .enums import TPosition
+from .params import DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams, Nd2NzParams
 
 __all__ = ["data_copy", "data_copy_pad", "set_pad_value"]
 
 
+@overload
+def data_copy(dst: LocalTensor, src: GlobalTensor, count: int) -> None: ...
+@overload
+def data_copy(dst: LocalTensor, src: LocalTensor, count: int) -> None: ...
+@overload
+def data_copy(dst: GlobalTensor, src: LocalTensor, count: int) -> None: ...
+@overload
+def data_copy(dst: LocalTensor, src: GlobalTensor, repeat_params: DataCopyParams) -> None: ...
+@overload
+def data_copy(dst: LocalTensor, src: LocalTensor, repeat_params: DataCopyParams) -> None: ...
+@overload
+def data_copy(dst: GlobalTensor, src: LocalTensor, repeat_params: DataCopyParams) -> None: ...
+@overload
+def data_copy(dst: LocalTensor, src: GlobalTensor, intri_params: Nd2NzParams) -> None: ...
 @builtin
-def data_copy(dst: Any, src: Any, *args: Any, **kwargs: Any) -> None:
+def data_copy(dst: LocalTensor | GlobalTensor, src: LocalTensor | GlobalTensor, *args: Any,
+              **kwargs: Any) -> None:
     """Copy between GM and local memory, or UB to UB (``AscendC::DataCopy``).
 
     Forms:
@@ -26,14 +46,27 @@ def data_copy(dst: Any, src: Any, *args: Any, **kwargs: Any) -> None:
       ``block_len`` 32-byte units, separated by gaps of ``src_stride`` /
       ``dst_stride`` 32-byte units.  ``block_count`` is in [0, 4095], the
       other fields in [0, 65535]; a count or length of 0 copies nothing.
+    * ``data_copy(l1, gm, Nd2NzParams(...))``: GM -> L1 converting ND to the
+      NZ fractal layout (see ``docs/cube.md``).
 
     Paths: GM -> UB or L1, UB -> GM, UB -> UB.  UB addresses must be 32-byte
     aligned and the element types of both sides must match.
     """
 
 
+@overload
+def data_copy_pad(dst: LocalTensor, src: GlobalTensor, data_copy_params: DataCopyExtParams,
+                  pad_params: DataCopyPadExtParams) -> None: ...
+@overload
+def data_copy_pad(dst: GlobalTensor, src: LocalTensor, data_copy_params: DataCopyExtParams) -> None: ...
+@overload
+def data_copy_pad(dst: LocalTensor, src: GlobalTensor, data_copy_params: DataCopyParams,
+                  pad_params: DataCopyPadParams) -> None: ...
+@overload
+def data_copy_pad(dst: GlobalTensor, src: LocalTensor, data_copy_params: DataCopyParams) -> None: ...
 @builtin
-def data_copy_pad(dst: Any, src: Any, *args: Any, **kwargs: Any) -> None:
+def data_copy_pad(dst: LocalTensor | GlobalTensor, src: LocalTensor | GlobalTensor, *args: Any,
+                  **kwargs: Any) -> None:
     """Copy rows whose length is not a multiple of 32 bytes, GM <-> UB (``AscendC::DataCopyPad``).
 
     * ``data_copy_pad(ub, gm, DataCopyExtParams(block_count, block_len,
@@ -53,7 +86,7 @@ def data_copy_pad(dst: Any, src: Any, *args: Any, **kwargs: Any) -> None:
 
 
 @builtin
-def set_pad_value(padding_value: Any, pos: TPosition = TPosition.MAX) -> None:
+def set_pad_value(padding_value: int | float, pos: TPosition = TPosition.MAX) -> None:
     """Set the value ``data_copy_pad`` writes into padding (``AscendC::SetPadValue``).
 
     The value is converted to the element type of each copy that uses it.

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from .builtin import builtin
+from .core import GlobalTensor, LocalTensor
+from .params import ShapeInfo
 
 __all__ = ["printf", "dump_tensor"]
 
@@ -28,7 +30,8 @@ def printf(desc: str, *params: Any) -> None:
 
 
 @builtin
-def dump_tensor(tensor: Any, desc: int, dump_size: int, shape_info: Any = None) -> None:
+def dump_tensor(tensor: LocalTensor | GlobalTensor, desc: int, dump_size: int,
+                shape_info: ShapeInfo | None = None) -> None:
     """Print the first ``dump_size`` elements of a tensor (``AscendC::DumpTensor``).
 
     ``tensor`` is a LocalTensor in UB, L1 or L0C, or a GlobalTensor; ``desc``

@@ -13,9 +13,8 @@ CANN's ``GetUserWorkspace`` does.
 """
 from __future__ import annotations
 
-from typing import Any
-
 from .builtin import builtin
+from .core import GlobalAddress
 
 __all__ = ["tiling_key_is", "get_user_workspace"]
 
@@ -26,5 +25,5 @@ def tiling_key_is(key: int) -> bool:
 
 
 @builtin
-def get_user_workspace(workspace: Any) -> Any:
+def get_user_workspace(workspace: GlobalAddress) -> GlobalAddress:
     """The user part of a workspace GlobalAddress: ``workspace`` + the platform's system workspace size."""

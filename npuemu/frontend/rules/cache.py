@@ -110,17 +110,9 @@ def _enum(lw: LoweringContext, call: Call, v: Value, cls, what: str):
         lw.type_error(f"{call.name}: {what} must be a {cls.__name__} member, got {c!r}", call.node)
 
 
-def _bind_dcci(lw: LoweringContext, call: Call) -> dict[str, Value]:
-    # pyasc's two overloads: (entire_type, dst, dcci_dst=None) and (entire_type, dcci_dst, dst)
-    second = call.args[1] if len(call.args) > 1 else None
-    if second is not None and second.is_const and isinstance(second.const, DcciDst):
-        return call.bind(lw, "entire_type, dcci_dst, dst")
-    return call.bind(lw, "entire_type, dst, dcci_dst=None")
-
-
 @rule(lang.data_cache_clean_and_invalid)
 def _data_cache_clean_and_invalid(lw: LoweringContext, call: Call) -> None:
-    a = _bind_dcci(lw, call)
+    a = call.bind_to(lw, lang.data_cache_clean_and_invalid)   # (entire_type, dst, dcci_dst) or (.., dcci_dst, dst)
     entire = _enum(lw, call, a["entire_type"], CacheLine, "entire_type")
     target = a["dcci_dst"]
     if not (target.is_const and target.const is None):
@@ -132,20 +124,20 @@ def _data_cache_clean_and_invalid(lw: LoweringContext, call: Call) -> None:
     global_tensor(lw, g, call.node, "dst of data_cache_clean_and_invalid")
     if entire == CacheLine.ENTIRE_DATA_CACHE:          # the address does not matter
         lw.emit_isa("dcache", _checked(lw, "clean_invalidate_all"), [*_arrays(lw), geometry_arg(lw)],
-                       call.node)
+                    call.node)
     else:                                              # the line holding the tensor's first element
         lw.emit_isa("dcache", _checked(lw, "clean_invalidate_line"),
-                       [*_arrays(lw), plain_int(g.code[0]), plain_int(g.code[1]), geometry_arg(lw)], call.node)
+                    [*_arrays(lw), plain_int(g.code[0]), plain_int(g.code[1]), geometry_arg(lw)], call.node)
     lw.facts.dcache = True
 
 
 @rule(lang.icache_preload)
 def _icache_preload(lw: LoweringContext, call: Call) -> None:
-    a = call.bind(lw, "pre_fetch_len")
+    a = call.bind_to(lw, lang.icache_preload)
     lw.int_expr(a["pre_fetch_len"], call.node, "pre_fetch_len")     # checked; the ICache is not modelled
 
 
 @rule(lang.get_icache_preload_status)
 def _get_icache_preload_status(lw: LoweringContext, call: Call) -> Value:
-    call.bind(lw, "")
+    call.bind_to(lw, lang.get_icache_preload_status)
     return scalar("int", "np.int64(0)")                                 # idle

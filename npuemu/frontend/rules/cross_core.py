@@ -86,7 +86,7 @@ def _runtime_int(lw: LoweringContext, call: Call, v: Value, what: str) -> str:
 
 @rule(lang.cross_core_set_flag)
 def _set_flag(lw: LoweringContext, call: Call) -> None:
-    a = call.bind(lw, "flag_id, mode_id, pipe")
+    a = call.bind_to(lw, lang.cross_core_set_flag)
     mode = _mode(lw, call, a["mode_id"])
     pipe = _pipe(lw, call, a["pipe"])
     if pipe not in SET_PIPES:
@@ -102,13 +102,13 @@ def _set_flag(lw: LoweringContext, call: Call) -> None:
 
 @rule(lang.cross_core_wait_flag)
 def _wait_flag(lw: LoweringContext, call: Call) -> None:
-    a = call.bind(lw, f"flag_id, mode_id=0, pipe={int(PipeID.PIPE_S)}")
+    a = call.bind_to(lw, lang.cross_core_wait_flag)
     mode = _mode(lw, call, a["mode_id"])
     _pipe(lw, call, a["pipe"])             # no effect on A2/A3: the wait stalls every pipe
     _kernel_type(lw, call, MODE_TYPES[mode], f"cross_core_wait_flag mode {mode}")
     flag = _runtime_int(lw, call, a["flag_id"], "flag_id")
     lw.wait_until(lw.call_isa("cross_core", "try_wait_flag", ["_st", _system(lw), flag, str(mode)],
-                                 call.node), call.node)
+                              call.node), call.node)
     if lw.full_check:
         obj = lw.call_isa("cross_core", "flag_object", ["_st", flag, str(mode), "False"], call.node)
         lw.emit_isa("cross_core", "acquire_all", ["_st", "_sh", "_gsh", obj], call.node)
@@ -152,7 +152,7 @@ def _acquire(lw: LoweringContext, call: Call, obj: str) -> None:
 
 @rule(lang.sync_all)
 def _sync_all(lw: LoweringContext, call: Call) -> None:
-    a = call.bind(lw, "gm_workspace=None, ub_workspace=None, used_cores=0, is_aiv_only=True")
+    a = call.bind_to(lw, lang.sync_all)
     aiv_only = const_bool(lw, a["is_aiv_only"], call.node, "is_aiv_only")
     given = [a[n].is_const and a[n].const is None for n in ("gm_workspace", "ub_workspace")]
     if all(given):
@@ -166,7 +166,7 @@ def _sync_all(lw: LoweringContext, call: Call) -> None:
         _barrier(lw, call)
         _release(lw, call, str(isa.OBJ_SOFT_SYNC))
         ready = lw.call_isa("cross_core", "try_soft_sync_all",
-                               ["_st", *ws, used, str(aiv_only), _system(lw)], call.node)
+                            ["_st", *ws, used, str(aiv_only), _system(lw)], call.node)
         lw.wait_until(ready, call.node)
         _acquire(lw, call, str(isa.OBJ_SOFT_SYNC))
         _barrier(lw, call)
@@ -178,7 +178,7 @@ def _hard_sync_all(lw: LoweringContext, call: Call, aiv_only: bool) -> None:
     _barrier(lw, call)
     _release(lw, call, str(isa.OBJ_SYNC_ALL))
     lw.wait_until(lw.call_isa("cross_core", "try_sync_all", ["_st", _system(lw), str(aiv_only)],
-                                 call.node), call.node)
+                              call.node), call.node)
     _acquire(lw, call, str(isa.OBJ_SYNC_ALL))
 
 
@@ -186,7 +186,7 @@ def _hard_sync_all(lw: LoweringContext, call: Call, aiv_only: bool) -> None:
 
 
 def _ib(lw: LoweringContext, call: Call, fn: str) -> None:
-    a = call.bind(lw, "gm_workspace, ub_workspace, block_idx, event_id, is_aiv_only=True")
+    a = call.bind_to(lw, getattr(lang, call.name))
     ws = _workspaces(lw, call, a)
     aiv_only = const_bool(lw, a["is_aiv_only"], call.node, "is_aiv_only")
     block = _runtime_int(lw, call, a["block_idx"], "block_idx")
@@ -215,7 +215,7 @@ def _ib_wait(lw: LoweringContext, call: Call) -> None:
 
 @rule(lang.init_determine_compute_workspace)
 def _init_order(lw: LoweringContext, call: Call) -> None:
-    ws = _workspaces(lw, call, call.bind(lw, "gm_workspace, ub_workspace"))
+    ws = _workspaces(lw, call, call.bind_to(lw, getattr(lang, call.name)))
     _barrier(lw, call)
     lw.emit_isa("cross_core", "init_determine_compute_workspace", ["_st", *ws, _system(lw)], call.node)
     _barrier(lw, call)
@@ -223,7 +223,7 @@ def _init_order(lw: LoweringContext, call: Call) -> None:
 
 @rule(lang.wait_pre_block)
 def _wait_pre_block(lw: LoweringContext, call: Call) -> None:
-    ws = _workspaces(lw, call, call.bind(lw, "gm_workspace, ub_workspace"))
+    ws = _workspaces(lw, call, call.bind_to(lw, getattr(lang, call.name)))
     _barrier(lw, call)
     lw.wait_until(lw.call_isa("cross_core", "try_wait_pre_block", ["_st", *ws, _system(lw)], call.node),
                   call.node)
@@ -233,7 +233,7 @@ def _wait_pre_block(lw: LoweringContext, call: Call) -> None:
 
 @rule(lang.notify_next_block)
 def _notify_next_block(lw: LoweringContext, call: Call) -> None:
-    ws = _workspaces(lw, call, call.bind(lw, "gm_workspace, ub_workspace"))
+    ws = _workspaces(lw, call, call.bind_to(lw, getattr(lang, call.name)))
     _barrier(lw, call)
     _release(lw, call, str(isa.OBJ_BLOCK_ORDER))
     lw.emit_isa("cross_core", "notify_next_block", ["_st", *ws, _system(lw)], call.node)

@@ -31,11 +31,9 @@ _GM_OUT = (Hardware.UB,)
 def _data_copy(lw: LoweringContext, call: Call) -> None:
     if len(call.args) + len(call.kwargs) < 3:
         lw.fail("data_copy(dst, src, count | params) needs three arguments", call.node)
-    a = call.bind(lw, "dst, src, count=?, repeat_params=?, intri_params=?")
+    a = call.bind_to(lw, lang.data_copy)
     dst, src = a["dst"], a["src"]
     third = a.get("count") or a.get("repeat_params") or a.get("intri_params")
-    if third is None:
-        lw.fail("data_copy(dst, src, count | params) needs a count or a DataCopyParams", call.node)
     if is_params(third, DataCopyParams):
         if isinstance(dst.type, LocalTensorT) and dst.type.pos == TPosition.C2:
             from .cube import l1_to_bias_table     # L1 -> BiasTable: a cube-side movement
@@ -124,7 +122,7 @@ def _strided(lw: LoweringContext, call: Call, dst: Value, src: Value, p: Value) 
 
 @rule(lang.data_copy_pad)
 def _data_copy_pad(lw: LoweringContext, call: Call) -> None:
-    a = call.bind(lw, "dst, src, data_copy_params, pad_params=?")
+    a = call.bind_to(lw, lang.data_copy_pad)
     dst, src, p = a["dst"], a["src"], a["data_copy_params"]
     pad = a.get("pad_params")
     legacy = is_params(p, DataCopyParams)
@@ -220,7 +218,7 @@ def _pad_kind(d: dt.DataType) -> int:
 
 @rule(lang.set_pad_value)
 def _set_pad_value(lw: LoweringContext, call: Call) -> None:
-    a = call.bind(lw, f"padding_value, pos={int(TPosition.MAX)}")
+    a = call.bind_to(lw, lang.set_pad_value)
     pos = a["pos"]
     p = lw.const_value(pos, call.node, "pos")
     if p is not None and p not in (TPosition.MAX, TPosition.VECIN, TPosition.VECOUT):

@@ -137,7 +137,7 @@ def _printf_arg(lw: LoweringContext, call: Call, conv: str, text: str, arg: Valu
 
 @rule(lang.dump_tensor)
 def _dump_tensor(lw: LoweringContext, call: Call) -> None:
-    a = call.bind(lw, "tensor, desc, dump_size, shape_info=None")
+    a = call.bind_to(lw, lang.dump_tensor)
     t = a["tensor"]
     desc = plain_int(lw.int_expr(a["desc"], call.node, "desc"))
     n = plain_int(lw.int_expr(a["dump_size"], call.node, "dump_size"))

@@ -11,7 +11,7 @@ from .common import plain_int
 
 def _no_args(fn: str):
     def r(lw: LoweringContext, call: Call) -> None:
-        call.bind(lw, "")
+        call.bind_to(lw, getattr(lang, fn))
         lw.emit_isa("vmask", fn, ["_st"], call.node)
     return r
 

@@ -16,6 +16,7 @@ from .common import dtype_arg
 
 def _record(lw: LoweringContext, call: Call, cls: type) -> Value:
     names = cls.field_names()
+    # the constructor's parameters are the struct's fields: its ``_fields_`` table is the signature
     spec = ", ".join(n + ("" if d is P.REQUIRED else "=?") for n, d, _ in cls._fields_)
     a = call.bind(lw, spec)
     items = []

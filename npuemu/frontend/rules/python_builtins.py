@@ -2,7 +2,10 @@
 and the language's compile-time helpers ``ceildiv`` and ``static_assert``.
 
 Applied to constants they fold at compile time; on runtime numbers they
-become the same Python expression in the generated code.
+become the same Python expression in the generated code.  Python's builtins
+have no stub in :mod:`npuemu.language` (and ``int``, ``float`` and ``bool``
+no signature ``inspect`` can read), so their rules bind arguments with spec
+strings (``Call.bind``); ``ceildiv`` and ``static_assert`` bind to their stubs.
 """
 from __future__ import annotations
 
@@ -89,7 +92,7 @@ def _print(lw: LoweringContext, call: Call) -> None:
 
 @rule(lang.ceildiv)
 def _ceildiv(lw: LoweringContext, call: Call) -> Value:
-    args = call.bind(lw, "a, b")
+    args = call.bind_to(lw, lang.ceildiv)
     a, b = args["a"], args["b"]
     if a.is_const and b.is_const:
         if b.const == 0:
@@ -103,6 +106,6 @@ def _ceildiv(lw: LoweringContext, call: Call) -> Value:
 
 @rule(lang.static_assert)
 def _static_assert(lw: LoweringContext, call: Call) -> None:
-    a = call.bind(lw, "cond, msg=''")
+    a = call.bind_to(lw, lang.static_assert)
     if not lw.const_value(a["cond"], call.node, "the static_assert condition"):
         lw.fail(f"static_assert failed: {a['msg'].const}", call.node)

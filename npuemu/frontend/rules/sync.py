@@ -31,7 +31,7 @@ def _enum(lw: LoweringContext, call: Call, v: Value, cls: type[IntEnum], what: s
 
 
 def _flag(lw: LoweringContext, call: Call, fn: str) -> None:
-    a = call.bind(lw, "event, event_id=0")
+    a = call.bind_to(lw, getattr(lang, fn))
     event = _enum(lw, call, a["event"], HardEvent, "event")
     event_id = lw.int_expr(a["event_id"], call.node, "event_id")
     lw.emit_isa("sync", fn, ["_st", str(event), plain_int(event_id)], call.node)
@@ -52,7 +52,7 @@ def _wait_flag(lw: LoweringContext, call: Call) -> None:
 
 @rule(lang.pipe_barrier)
 def _pipe_barrier(lw: LoweringContext, call: Call) -> None:
-    a = call.bind(lw, "pipe")
+    a = call.bind_to(lw, lang.pipe_barrier)
     pipe = _enum(lw, call, a["pipe"], PipeID, "pipe")
     if pipe == PipeID.PIPE_S:
         lw.type_error("pipe_barrier(PipeID.PIPE_S) is not allowed: the scalar pipe executes in order",
@@ -64,7 +64,7 @@ def _pipe_barrier(lw: LoweringContext, call: Call) -> None:
 
 @rule(lang.data_sync_barrier)
 def _data_sync_barrier(lw: LoweringContext, call: Call) -> None:
-    a = call.bind(lw, "arg0")
+    a = call.bind_to(lw, lang.data_sync_barrier)
     arg = _enum(lw, call, a["arg0"], MemDsbT, "arg0")
     lw.emit_isa("sync", "data_sync_barrier", ["_st", str(arg)], call.node)
     if lw.full_check:

@@ -4,7 +4,7 @@ Each reads a slot of the core's state array, set by the launch.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Callable
 
 from ...isa import state as S
 from ...language import sys_var as sv
@@ -13,10 +13,10 @@ from ..registry import Call, rule
 from ..types import Value, const, scalar
 
 
-def _st_read(slot: int, kind: str = "int") -> Any:
+def _st_read(slot: int) -> Callable[[LoweringContext, Call], Value]:
     def r(lw: LoweringContext, call: Call) -> Value:
-        call.bind(lw, "")
-        return scalar(kind, f"_st[{slot}]" if kind == "int" else f"(_st[{slot}] != 0)")
+        call.bind_to(lw, getattr(sv, call.name))
+        return scalar("int", f"_st[{slot}]")
     return r
 
 

@@ -18,7 +18,7 @@ MAX_TILING_KEY = (1 << 64) - 1      # keys are uint64 (SetTilingKey)
 
 @rule(lang.tiling_key_is)
 def _tiling_key_is(lw: LoweringContext, call: Call) -> Value:
-    k = call.bind(lw, "key")["key"]
+    k = call.bind_to(lw, lang.tiling_key_is)["key"]
     if not k.is_const or isinstance(k.const, bool) or not isinstance(k.const, int):
         lw.type_error(f"tiling_key_is() needs a constant integer key, got {lw.describe(k)}", call.node)
     key = int(k.const)
@@ -30,7 +30,7 @@ def _tiling_key_is(lw: LoweringContext, call: Call) -> Value:
 
 @rule(lang.get_user_workspace)
 def _get_user_workspace(lw: LoweringContext, call: Call) -> Value:
-    ws = call.bind(lw, "workspace")["workspace"]
+    ws = call.bind_to(lw, lang.get_user_workspace)["workspace"]
     if not isinstance(ws.type, GlobalAddressT):
         lw.type_error(f"get_user_workspace() needs the workspace GlobalAddress, got {lw.describe(ws)}", call.node)
     skip = lw.platform.system_workspace_size
