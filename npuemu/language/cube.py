@@ -9,9 +9,11 @@ are described in ``docs/cube.md`` and in ``npuemu/isa/cube_move.py``,
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import Any
+from typing import Any, overload
 
-from .builtin import builtin
+from .builtin import append_doc, builtin, document_dtypes
+from .core import GlobalTensor, LocalTensor
+from .dtype import DataType, bfloat16, float16, float32, int8, int16, int32, uint8, uint16, uint32
 from .params import REQUIRED, ParamStruct
 
 __all__ = [
@@ -84,6 +86,13 @@ class MmadParams(ParamStruct):
 
     LEGACY = ("m", "n", "k", "is_bias", "fm_offset", "en_ssparse", "en_winograd_a", "en_winograd_b")
 
+    @overload
+    def __init__(self, m: int = 0, n: int = 0, k: int = 0, unit_flag: int = 0, cmatrix_source: bool = False,
+                 cmatrix_init_val: bool = True) -> None: ...
+    @overload
+    def __init__(self, m: int = 0, n: int = 0, k: int = 0, is_bias: bool = False, fm_offset: int = 0,
+                 en_ssparse: bool = False, en_winograd_a: bool = False, en_winograd_b: bool = False) -> None: ...
+
     def __init__(self, *args: Any, **kwargs: Any):
         if len(args) > 6 or (set(kwargs) & set(self.LEGACY[3:])):
             kwargs.update(zip(self.LEGACY, args))
@@ -130,8 +139,14 @@ CFG_NZ = FixpipeConfig(CO2Layout.NZ)
 CFG_ROW_MAJOR = FixpipeConfig(CO2Layout.ROW_MAJOR)
 
 
+@overload
+def load_data(dst: LocalTensor, src: LocalTensor, params: LoadData2DParams) -> None: ...
+@overload
+def load_data(dst: LocalTensor, src: LocalTensor, params: LoadData2DParamsV2) -> None: ...
+@overload
+def load_data(dst: LocalTensor, src: GlobalTensor, params: LoadData2DParams) -> None: ...
 @builtin
-def load_data(dst: Any, src: Any, params: Any) -> None:
+def load_data(dst: LocalTensor, src: LocalTensor | GlobalTensor, *args: Any, **kwargs: Any) -> None:
     """Move 512-byte fractals L1 -> L0A/L0B (MTE1), or GM -> L1/L0A/L0B (MTE2) (``AscendC::LoadData``).
 
     Fractals are 16 x (32 B / sizeof(T)) on A1/A2 and (32 B / sizeof(T)) x 16 on
@@ -143,7 +158,7 @@ def load_data(dst: Any, src: Any, params: Any) -> None:
 
 
 @builtin
-def load_data_with_transpose(dst: Any, src: Any, params: Any) -> None:
+def load_data_with_transpose(dst: LocalTensor, src: LocalTensor, params: LoadData2dTransposeParams) -> None:
     """Load with transposition L1 -> L0A/L0B (``AscendC::LoadDataWithTranspose``).
 
     16-bit types transpose one 16 x 16 fractal per repeat; 8-bit types two
@@ -154,35 +169,43 @@ def load_data_with_transpose(dst: Any, src: Any, params: Any) -> None:
 
 
 @builtin
-def init_const_value(dst: Any, params: Any) -> None:
+def init_const_value(dst: LocalTensor, init_const_value_params: InitConstValueParams) -> None:
     """Fill an A1/B1/A2/B2 tensor with ``init_value`` (``AscendC::InitConstValue``)."""
 
 
+@overload
+def mmad(dst: LocalTensor, fm: LocalTensor, filter: LocalTensor, params: MmadParams) -> None: ...  # noqa: A002
+@overload
+def mmad(dst: LocalTensor, fm: LocalTensor, filter: LocalTensor, bias: LocalTensor,  # noqa: A002
+         params: MmadParams) -> None: ...
 @builtin
-def mmad(dst: Any, fm: Any, filter: Any, *args: Any, **kwargs: Any) -> None:  # noqa: A002 - pyasc's name
+def mmad(dst: LocalTensor, fm: LocalTensor, filter: LocalTensor, *args: Any, **kwargs: Any) -> None:  # noqa: A002
     """C (CO1, NZ) = A (A2, ZZ) x B (B2, ZN) [+ C or bias] (``AscendC::Mmad``).
 
-    ``mmad(dst, fm, filter, MmadParams)`` or ``mmad(dst, fm, filter, bias,
-    MmadParams)`` with the bias in C2 (a row of n values added to every row) or
-    CO1 (an NZ matrix).  Types: int8 x int8 -> int32, float16 x float16 ->
-    float32, bfloat16 x bfloat16 -> float32, float32 x float32 -> float32.
-    m, n, k are in [0, 4095]; any of them 0 makes the instruction a no-op;
-    m = 1 reads A as a plain (ND) vector (GEMV).
+    The bias is in C2 (a row of n values added to every row) or CO1 (an NZ
+    matrix).  m, n, k are in [0, 4095]; any of them 0 makes the instruction a
+    no-op; m = 1 reads A as a plain (ND) vector (GEMV).
     """
 
 
 @builtin
-def set_hf32_mode(hf32_mode: Any) -> None:
+def set_hf32_mode(hf32_mode: bool) -> None:
     """Round float32 L0A/L0B data to HF32 before ``mmad`` multiplies it (``AscendC::SetHF32Mode``)."""
 
 
 @builtin
-def set_hf32_trans_mode(hf32_trans_mode: Any) -> None:
+def set_hf32_trans_mode(trans_mode: bool) -> None:
     """HF32 rounding: False rounds to nearest even, True rounds half away from zero."""
 
 
+@overload
+def fixpipe(dst: GlobalTensor | LocalTensor, src: LocalTensor, params: FixpipeParamsV220,
+            config: FixpipeConfig = FixpipeConfig.cfg_row_major) -> None: ...
+@overload
+def fixpipe(dst: GlobalTensor | LocalTensor, src: LocalTensor, cbuf_workspace: LocalTensor, params: FixpipeParamsV220,
+            config: FixpipeConfig = FixpipeConfig.cfg_row_major) -> None: ...
 @builtin
-def fixpipe(dst: Any, src: Any, *args: Any, **kwargs: Any) -> None:
+def fixpipe(dst: GlobalTensor | LocalTensor, src: LocalTensor, *args: Any, **kwargs: Any) -> None:
     """Move a matrix out of L0C to GM or L1 (``AscendC::Fixpipe``), converting on the way.
 
     ``fixpipe(dst, src, FixpipeParamsV220, config=FixpipeConfig.cfg_row_major)``
@@ -194,5 +217,19 @@ def fixpipe(dst: Any, src: Any, *args: Any, **kwargs: Any) -> None:
 
 
 @builtin
-def set_fix_pipe_pre_quant_flag(config: Any) -> None:
+def set_fix_pipe_pre_quant_flag(config: int) -> None:
     """Set the scalar quantisation parameter of later CO1 transfers (``AscendC::SetFixpipePreQuantFlag``)."""
+
+
+# the data types of the cube instructions on Atlas A2/A3; the rules check them, the docstrings list them
+_MOVED = (int8, uint8, int16, uint16, float16, bfloat16, int32, uint32, float32)
+DTYPES: dict[Any, tuple[DataType, ...]] = {
+    load_data: _MOVED, load_data_with_transpose: _MOVED,
+    init_const_value: (float16, int16, uint16, bfloat16, float32, int32, uint32),
+}
+# mmad: (fm, filter) -> the type of the product in L0C
+MMAD_TYPES = {(int8, int8): int32, (float16, float16): float32, (bfloat16, bfloat16): float32,
+              (float32, float32): float32}
+document_dtypes(DTYPES)
+append_doc(mmad, "Data types (Atlas A2/A3): " +
+           ", ".join(f"{a.name} x {b.name} -> {c.name}" for (a, b), c in MMAD_TYPES.items()) + ".")

@@ -36,17 +36,12 @@ for _cls in (lang.LoadData2DParams, lang.LoadData2DParamsV2, lang.LoadData2dTran
 L1_POSITIONS = (TPosition.A1, TPosition.B1, TPosition.C1)
 AIV_TYPES = (KernelType.AIV_ONLY, KernelType.MIX_AIV_1_0, KernelType.MIX_AIV_HARD_SYNC)
 
-# mmad: (fm dtype, filter dtype) -> (dst dtype, input kind)
-MMAD_TYPES = {
-    (dt.int8, dt.int8): (dt.int32, mm.IN_S8),
-    (dt.float16, dt.float16): (dt.float32, mm.IN_F16),
-    (dt.bfloat16, dt.bfloat16): (dt.float32, mm.IN_BF16),
-    (dt.float32, dt.float32): (dt.float32, mm.IN_F32),
-}
+# mmad: the input kind of each type the cube multiplies (the supported pairs are lang.MMAD_TYPES)
+MMAD_INPUT = {dt.int8: mm.IN_S8, dt.float16: mm.IN_F16, dt.bfloat16: mm.IN_BF16, dt.float32: mm.IN_F32}
 FIX_KINDS = {dt.float32: fx.K_F32, dt.int32: fx.K_I32, dt.float16: fx.K_F16, dt.bfloat16: fx.K_BF16,
              dt.int8: fx.K_S8, dt.uint8: fx.K_U8}
-LOAD_TYPES = (dt.int8, dt.uint8, dt.int16, dt.uint16, dt.float16, dt.bfloat16, dt.int32, dt.uint32, dt.float32)
-INIT_TYPES = (dt.float16, dt.int16, dt.uint16, dt.bfloat16, dt.float32, dt.int32, dt.uint32)
+LOAD_TYPES = lang.DTYPES[lang.load_data]
+INIT_TYPES = lang.DTYPES[lang.init_const_value]
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -164,7 +159,7 @@ def l1_to_bias_table(lw: LoweringContext, call: Call, dst: Value, src: Value, p:
 @rule(lang.load_data)
 def _load_data(lw: LoweringContext, call: Call) -> None:
     _aic(lw, call)
-    a = call.bind(lw, "dst, src, params")
+    a = call.bind_to(lw, lang.load_data)
     dst, src, p = a["dst"], a["src"], a["params"]
     _local(lw, call, dst, "dst", (TPosition.A1, TPosition.B1, TPosition.A2, TPosition.B2))
     d = dst.type.dtype
@@ -246,7 +241,7 @@ def _load_from_gm(lw: LoweringContext, call: Call, dst: Value, src: Value, p: Va
 @rule(lang.load_data_with_transpose)
 def _load_data_with_transpose(lw: LoweringContext, call: Call) -> None:
     _aic(lw, call)
-    a = call.bind(lw, "dst, src, params")
+    a = call.bind_to(lw, lang.load_data_with_transpose)
     dst, src, p = a["dst"], a["src"], a["params"]
     _local(lw, call, dst, "dst", (TPosition.A2, TPosition.B2))
     _local(lw, call, src, "src", (TPosition.A1, TPosition.B1))
@@ -254,7 +249,7 @@ def _load_data_with_transpose(lw: LoweringContext, call: Call) -> None:
     if src.type.dtype is not d:
         lw.type_error(f"load_data_with_transpose between {src.type.dtype.name} and {d.name}: the element types "
                       f"must match", call.node)
-    if d not in LOAD_TYPES:
+    if d not in lang.DTYPES[lang.load_data_with_transpose]:
         lw.type_error(f"load_data_with_transpose does not support {d.name}", call.node)
     f = _fields(lw, call, p, lang.LoadData2dTransposeParams, "params")
     v = [_int(lw, call, f[n], f"LoadData2dTransposeParams.{n}") for n in
@@ -278,7 +273,7 @@ def _load_data_with_transpose(lw: LoweringContext, call: Call) -> None:
 @rule(lang.init_const_value)
 def _init_const_value(lw: LoweringContext, call: Call) -> None:
     _aic(lw, call)
-    a = call.bind(lw, "dst, init_const_value_params")
+    a = call.bind_to(lw, lang.init_const_value)
     dst = _local(lw, call, a["dst"], "dst", (TPosition.A1, TPosition.B1, TPosition.A2, TPosition.B2))
     d = dst.type.dtype
     if d not in INIT_TYPES:
@@ -315,10 +310,8 @@ def _value_bits(lw: LoweringContext, call: Call, value: Value, d: dt.DataType) -
 @rule(lang.MmadParams)
 def _mmad_params(lw: LoweringContext, call: Call) -> Value:
     """``MmadParams(m, n, k, unit_flag, cmatrix_source, cmatrix_init_val)`` or the legacy 8-field form."""
-    legacy = lang.MmadParams.LEGACY
-    if len(call.args) > 6 or set(call.kwargs) & set(legacy[3:]):
-        a = call.bind(lw, "m=0, n=0, k=0, is_bias=False, fm_offset=0, en_ssparse=False, en_winograd_a=False, "
-                          "en_winograd_b=False")
+    a = call.bind_to(lw, lang.MmadParams)
+    if "is_bias" in a:
         vals = {"m": a["m"], "n": a["n"], "k": a["k"], "unit_flag": const(0), "cmatrix_source": const(False)}
         is_bias = a["is_bias"]
         if is_bias.is_const:
@@ -327,7 +320,6 @@ def _mmad_params(lw: LoweringContext, call: Call) -> Value:
             vals["cmatrix_init_val"] = lw.fresh_value(
                 Value(is_bias.type, code=(f"(not {lw.truth(is_bias, call.node)})",)), "p")
     else:
-        a = call.bind(lw, "m=0, n=0, k=0, unit_flag=0, cmatrix_source=False, cmatrix_init_val=True")
         vals = dict(a)
     names = ("m", "n", "k", "unit_flag", "cmatrix_source", "cmatrix_init_val")
     items = []
@@ -343,35 +335,17 @@ def _mmad_params(lw: LoweringContext, call: Call) -> Value:
 def _mmad(lw: LoweringContext, call: Call) -> None:
     _aic(lw, call)
     lw.facts.blas = True          # the launch keeps BLAS to one thread per core thread
-    rest = list(call.args[3:])
-    kw = dict(call.kwargs)
-    if len(call.args) < 3:
-        lw.type_error("mmad(dst, fm, filter[, bias], params) needs at least four arguments", call.node)
-    dst, fm, flt = call.args[:3]
-    bias = kw.pop("bias", None)
-    params = kw.pop("params", None)
-    if kw:
-        lw.type_error(f"mmad() got an unexpected keyword argument '{next(iter(kw))}'", call.node)
-    if len(rest) == 2:
-        bias, params = rest
-    elif len(rest) == 1:
-        if params is None:
-            params = rest[0]
-        else:
-            bias = rest[0]
-    elif rest:
-        lw.type_error("mmad() takes dst, fm, filter, [bias,] params", call.node)
-    if params is None:
-        lw.type_error("mmad needs an asc.MmadParams", call.node)
+    a = call.bind_to(lw, lang.mmad)
+    dst, fm, flt, bias, params = a["dst"], a["fm"], a["filter"], a.get("bias"), a["params"]
     _local(lw, call, dst, "dst", (TPosition.CO1,))
     _local(lw, call, fm, "fm (the left matrix)", (TPosition.A2,))
     _local(lw, call, flt, "filter (the right matrix)", (TPosition.B2,))
     pair = (fm.type.dtype, flt.type.dtype)
-    if pair not in MMAD_TYPES:
-        ok = ", ".join(f"{a.name} x {b.name} -> {c.name}" for (a, b), (c, _) in MMAD_TYPES.items())
+    if pair not in lang.MMAD_TYPES:
+        ok = ", ".join(f"{x.name} x {y.name} -> {z.name}" for (x, y), z in lang.MMAD_TYPES.items())
         lw.type_error(f"mmad does not support {fm.type.dtype.name} x {flt.type.dtype.name} (supported: {ok})",
                       call.node)
-    out, kind = MMAD_TYPES[pair]
+    out, kind = lang.MMAD_TYPES[pair], MMAD_INPUT[fm.type.dtype]
     if dst.type.dtype is not out:
         lw.type_error(f"mmad of {fm.type.dtype.name} x {flt.type.dtype.name} produces {out.name}; dst is "
                       f"{dst.type.dtype.name}", call.node)
@@ -409,16 +383,15 @@ def _mmad(lw: LoweringContext, call: Call) -> None:
 @rule(lang.set_hf32_mode)
 def _set_hf32_mode(lw: LoweringContext, call: Call) -> None:
     _aic(lw, call)
-    a = call.bind(lw, "hf32_mode")
+    a = call.bind_to(lw, lang.set_hf32_mode)
     lw.emit_isa("mmad", "set_hf32_mode", ["_st", _int(lw, call, a["hf32_mode"], "hf32_mode")], call.node)
 
 
 @rule(lang.set_hf32_trans_mode)
 def _set_hf32_trans_mode(lw: LoweringContext, call: Call) -> None:
     _aic(lw, call)
-    a = call.bind(lw, "hf32_trans_mode")
-    lw.emit_isa("mmad", "set_hf32_trans_mode",
-                   ["_st", _int(lw, call, a["hf32_trans_mode"], "hf32_trans_mode")], call.node)
+    a = call.bind_to(lw, lang.set_hf32_trans_mode)
+    lw.emit_isa("mmad", "set_hf32_trans_mode", ["_st", _int(lw, call, a["trans_mode"], "trans_mode")], call.node)
 
 
 # ---------------------------------------------------------------------------- fixpipe
@@ -426,13 +399,13 @@ def _set_hf32_trans_mode(lw: LoweringContext, call: Call) -> None:
 
 @rule(lang.FixpipeConfig.cfg_nz)
 def _cfg_nz(lw: LoweringContext, call: Call) -> Value:
-    call.bind(lw, "")
+    call.bind_to(lw, lang.FixpipeConfig.cfg_nz)
     return const(lang.CFG_NZ)
 
 
 @rule(lang.FixpipeConfig.cfg_row_major)
 def _cfg_row_major(lw: LoweringContext, call: Call) -> Value:
-    call.bind(lw, "")
+    call.bind_to(lw, lang.FixpipeConfig.cfg_row_major)
     return const(lang.CFG_ROW_MAJOR)
 
 
@@ -457,24 +430,8 @@ def _layout(lw: LoweringContext, call: Call, v: Value | None) -> lang.CO2Layout:
 @rule(lang.fixpipe)
 def _fixpipe(lw: LoweringContext, call: Call) -> None:
     _aic(lw, call)
-    if len(call.args) < 2:
-        lw.type_error("fixpipe(dst, src, [cbuf_workspace,] params[, config]) needs dst and src", call.node)
-    dst, src = call.args[:2]
-    rest = list(call.args[2:])
-    kw = dict(call.kwargs)
-    workspace = kw.pop("cbuf_workspace", None)
-    params = kw.pop("params", kw.pop("intri_params", None))
-    config = kw.pop("config", None)
-    if kw:
-        lw.type_error(f"fixpipe() got an unexpected keyword argument '{next(iter(kw))}'", call.node)
-    if rest and isinstance(rest[0].type, LocalTensorT):
-        workspace = rest.pop(0)
-    if rest and params is None:
-        params = rest.pop(0)
-    if rest and config is None:
-        config = rest.pop(0)
-    if rest or params is None:
-        lw.type_error("fixpipe(dst, src, [cbuf_workspace,] params[, config]): wrong arguments", call.node)
+    a = call.bind_to(lw, lang.fixpipe)
+    dst, src, params, config, workspace = a["dst"], a["src"], a["params"], a["config"], a.get("cbuf_workspace")
     if not isinstance(src.type, LocalTensorT) or src.type.pos != TPosition.CO1:
         lw.type_error(f"fixpipe moves data out of L0C: src must be a LocalTensor in CO1, got {lw.describe(src)}",
                       call.node)
@@ -551,7 +508,7 @@ def _fixpipe(lw: LoweringContext, call: Call) -> None:
 @rule(lang.set_fix_pipe_pre_quant_flag)
 def _set_pre_quant(lw: LoweringContext, call: Call) -> None:
     _aic(lw, call)
-    a = call.bind(lw, "config")
+    a = call.bind_to(lw, lang.set_fix_pipe_pre_quant_flag)
     lw.emit_isa("fixpipe", "set_pre_quant",
-                   ["_st", plain_int(lw.u64_expr(a["config"], call.node, "config"))], call.node)
+                ["_st", plain_int(lw.u64_expr(a["config"], call.node, "config"))], call.node)
 
