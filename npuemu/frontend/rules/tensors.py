@@ -58,7 +58,7 @@ def _global_tensor(lw: LoweringContext, call: Call) -> Value:
 
 @method(GlobalTensorT, "set_global_buffer")
 def _set_global_buffer(lw: LoweringContext, call: Call) -> None:
-    a = call.bind(lw, "buffer, buffer_size=None")
+    a = call.bind_to(lw, lang.GlobalTensor.set_global_buffer)
     buf, size = a["buffer"], a["buffer_size"]
     if not isinstance(buf.type, GlobalAddressT):
         lw.type_error(f"set_global_buffer needs a GlobalAddress (a kernel array argument, possibly offset), "
@@ -99,7 +99,7 @@ def _gm_getitem(lw: LoweringContext, call: Call) -> Value:
 
 @method(GlobalTensorT, "get_size")
 def _gm_get_size(lw: LoweringContext, call: Call) -> Value:
-    call.bind(lw, "")
+    call.bind_to(lw, lang.GlobalTensor.get_size)
     g = _bound(lw, call)
     return scalar("int", f"({g.code[2]} if {g.code[2]} >= 0 else "
                          f"(_gm[{g.code[0]}].size - {g.code[1]}) // {g.type.dtype.sizeof()})")
@@ -107,7 +107,7 @@ def _gm_get_size(lw: LoweringContext, call: Call) -> Value:
 
 @method(GlobalTensorT, "get_phy_addr")
 def _gm_phy_addr(lw: LoweringContext, call: Call) -> Value:
-    a = call.bind(lw, "offset=0")
+    a = call.bind_to(lw, lang.GlobalTensor.get_phy_addr)
     g = _bound(lw, call)
     off = lw.int_expr(a["offset"], call.node)
     return Value(GlobalAddressT(g.type.dtype),
@@ -118,7 +118,7 @@ def _scalar_kind(d: dt.DataType) -> str:
     return "float" if d.is_float else "int"
 
 
-def _from_storage(d: dt.DataType, expr: str, lw) -> str:
+def _from_storage(d: dt.DataType, expr: str, lw: LoweringContext) -> str:
     if d is dt.float16:
         return f"{lw.isa('scalar', 'f16_to_f32')}({expr})"
     if d is dt.bfloat16:
@@ -128,7 +128,7 @@ def _from_storage(d: dt.DataType, expr: str, lw) -> str:
     return f"np.int64({expr})"      # scalar ints are int64; uint64 keeps its bits
 
 
-def _to_storage(d: dt.DataType, value: Value, lw, node) -> str:
+def _to_storage(d: dt.DataType, value: Value, lw: LoweringContext, node: ast.AST | None) -> str:
     if d is dt.float16:
         return f"{lw.isa('scalar', 'f32_to_f16')}({lw.materialize(value, node, 'float')})"
     if d is dt.bfloat16:
@@ -145,7 +145,7 @@ def _to_storage(d: dt.DataType, value: Value, lw, node) -> str:
 @method(GlobalTensorT, "get_value", "__call__")
 def _gm_get_value(lw: LoweringContext, call: Call) -> Value:
     g = _bound(lw, call)
-    a = call.bind(lw, "index")
+    a = call.bind_to(lw, lang.GlobalTensor.get_value)
     idx = lw.int_expr(a["index"], call.node, "an element index")
     raw = scalar_gm_load(lw, g, idx, STORAGE_SUFFIX[g.type.dtype], call.node)     # through the DCache
     return lw.fresh_value(scalar(_scalar_kind(g.type.dtype), _from_storage(g.type.dtype, raw, lw)), "gv")
@@ -154,7 +154,7 @@ def _gm_get_value(lw: LoweringContext, call: Call) -> Value:
 @method(GlobalTensorT, "set_value")
 def _gm_set_value(lw: LoweringContext, call: Call) -> None:
     g = _bound(lw, call)
-    a = call.bind(lw, "index, value")
+    a = call.bind_to(lw, lang.GlobalTensor.set_value)
     idx = lw.int_expr(a["index"], call.node, "an element index")
     val = _to_storage(g.type.dtype, a["value"], lw, call.node)
     scalar_gm_store(lw, g, idx, val, STORAGE_SUFFIX[g.type.dtype], call.node)      # through the DCache
@@ -165,7 +165,7 @@ def _gm_set_value(lw: LoweringContext, call: Call) -> None:
 
 @rule(lang.LocalTensor)
 def _local_tensor(lw: LoweringContext, call: Call) -> Value:
-    a = call.bind(lw, "dtype, pos=9, addr=0, tile_size=0")
+    a = call.bind_to(lw, lang.LocalTensor)
     d = dtype_arg(lw, a["dtype"], call.node)
     pos = position_arg(lw, a["pos"], call.node)
     hw = memory_of(lw, pos, call.node)
@@ -204,7 +204,7 @@ def _local_position(lw: LoweringContext, call: Call) -> Value:
 
 @method(LocalTensorT, "get_phy_addr")
 def _local_phy_addr(lw: LoweringContext, call: Call) -> Value:
-    a = call.bind(lw, "offset=0")
+    a = call.bind_to(lw, lang.LocalTensor.get_phy_addr)
     t = call.recv
     hw = POSITION_MEMORY[t.type.pos]
     off = lw.int_expr(a["offset"], call.node)
@@ -213,7 +213,7 @@ def _local_phy_addr(lw: LoweringContext, call: Call) -> Value:
 
 @method(LocalTensorT, "reinterpret_cast")
 def _reinterpret(lw: LoweringContext, call: Call) -> Value:
-    a = call.bind(lw, "dtype")
+    a = call.bind_to(lw, lang.LocalTensor.reinterpret_cast)
     t = call.recv
     d = dtype_arg(lw, a["dtype"], call.node)
     old = t.type.dtype.sizeof()
@@ -223,7 +223,7 @@ def _reinterpret(lw: LoweringContext, call: Call) -> Value:
 @method(LocalTensorT, "get_value", "__call__")
 def _local_get_value(lw: LoweringContext, call: Call) -> Value:
     t = call.recv
-    a = call.bind(lw, "index")
+    a = call.bind_to(lw, lang.LocalTensor.get_value)
     idx = lw.int_expr(a["index"], call.node, "an element index")
     _scalar_access(lw, t, idx, access.READ, call.node)
     settle_l0c(lw, t, call.node)
@@ -235,7 +235,7 @@ def _local_get_value(lw: LoweringContext, call: Call) -> Value:
 @method(LocalTensorT, "set_value")
 def _local_set_value(lw: LoweringContext, call: Call) -> None:
     t = call.recv
-    a = call.bind(lw, "index, value")
+    a = call.bind_to(lw, lang.LocalTensor.set_value)
     idx = lw.int_expr(a["index"], call.node, "an element index")
     val = _to_storage(t.type.dtype, a["value"], lw, call.node)
     _scalar_access(lw, t, idx, access.WRITE, call.node)
@@ -258,7 +258,7 @@ def _scalar_access(lw: LoweringContext, t: Value, idx: str, kind: int, node) -> 
 
 @rule(lang.LocalMemAllocator)
 def _allocator(lw: LoweringContext, call: Call) -> Value:
-    a = call.bind(lw, "hardware=1")
+    a = call.bind_to(lw, lang.LocalMemAllocator)
     hw = lw.const_value(a["hardware"], call.node, "the hardware")
     return Value(AllocatorT(int(Hardware(hw))), code=("0",))
 
@@ -266,7 +266,7 @@ def _allocator(lw: LoweringContext, call: Call) -> Value:
 @method(AllocatorT, "alloc")
 def _allocator_alloc(lw: LoweringContext, call: Call) -> Value:
     al = call.recv
-    a = call.bind(lw, "pos, dtype, tile_size")
+    a = call.bind_to(lw, lang.LocalMemAllocator.alloc)
     pos = position_arg(lw, a["pos"], call.node)
     if memory_of(lw, pos, call.node) != al.type.hardware:
         lw.type_error(f"position {pos.name} is not in {Hardware(al.type.hardware).name}", call.node)

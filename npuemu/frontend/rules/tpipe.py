@@ -37,7 +37,7 @@ def _queue_depth(lw: LoweringContext, v: Value, node) -> int:
 
 @rule(lang.TQue)
 def _tque(lw: LoweringContext, call: Call) -> Value:
-    a = call.bind(lw, "pos, depth=1")
+    a = call.bind_to(lw, lang.TQue)
     pos = position_arg(lw, a["pos"], call.node)
     depth = _queue_depth(lw, a["depth"], call.node)
     memory_of(lw, pos, call.node)
@@ -50,7 +50,7 @@ def _tque(lw: LoweringContext, call: Call) -> Value:
 
 @rule(lang.TQueBind)
 def _tque_bind(lw: LoweringContext, call: Call) -> Value:
-    a = call.bind(lw, "src, dst, depth=1")
+    a = call.bind_to(lw, lang.TQueBind)
     src, dst = position_arg(lw, a["src"], call.node), position_arg(lw, a["dst"], call.node)
     depth = _queue_depth(lw, a["depth"], call.node)
     qid = lw.count("queue")
@@ -65,7 +65,7 @@ def _tque_bind(lw: LoweringContext, call: Call) -> Value:
 
 @rule(lang.TBuf)
 def _tbuf(lw: LoweringContext, call: Call) -> Value:
-    a = call.bind(lw, "pos=11")
+    a = call.bind_to(lw, lang.TBuf)
     pos = position_arg(lw, a["pos"], call.node)
     memory_of(lw, pos, call.node)
     bid = lw.count("tbuf")
@@ -81,19 +81,17 @@ def _limits(lw: LoweringContext) -> tuple[int, int]:
 
 @method(TPipeT, "init_buffer")
 def _init_buffer(lw: LoweringContext, call: Call) -> None:
-    target = call.args[0] if call.args else call.kwargs.get("que", call.kwargs.get("buf"))
-    if target is not None and isinstance(target.type, TBufT):
-        a = call.bind(lw, "que=?, num=?, len=?, buf=?")
-        buf = a.get("que") or a.get("buf")
-        length = a.get("len") or a.get("num")   # pyasc: init_buffer(tbuf, nbytes) (param named num)
-        if length is None:
-            lw.type_error("init_buffer(tbuf, length) needs the length in bytes", call.node)
-        hw = memory_of(lw, buf.type.pos, call.node)
-        lw.emit_isa("queue", "init_tbuf", ["_st", str(buf.type.bid), str(int(hw)),
+    a = call.bind_to(lw, lang.TPipe.init_buffer)
+    q = a["que"] if "que" in a else a["buf"]
+    if isinstance(q.type, TBufT):
+        # pyasc: init_buffer(tbuf, nbytes), the length in bytes in the parameter named num
+        length = a.get("len", a["num"])
+        hw = memory_of(lw, q.type.pos, call.node)
+        lw.emit_isa("queue", "init_tbuf", ["_st", str(q.type.bid), str(int(hw)),
                                            lw.int_expr(length, call.node, "len"), str(_limits(lw)[1])], call.node)
         return
-    a = call.bind(lw, "que, num, len")
-    q = a["que"]
+    if "len" not in a:
+        lw.type_error(f"{call.name}() missing required argument 'len'", call.node)
     if not isinstance(q.type, TQueT):
         lw.type_error(f"init_buffer needs a TQue or TBuf, got {lw.describe(q)}", call.node)
     hw = memory_of(lw, q.type.pos, call.node)
@@ -104,7 +102,7 @@ def _init_buffer(lw: LoweringContext, call: Call) -> None:
 
 @method(TPipeT, "reset", "destroy")
 def _pipe_reset(lw: LoweringContext, call: Call) -> None:
-    call.bind(lw, "")
+    call.bind_to(lw, getattr(lang.TPipe, call.name))
     if lw.full_check:
         lw.emit_isa("hb", "pipe_reset", ["_st", "_sh"], call.node)
     lw.emit_isa("queue", "pipe_reset", ["_st"], call.node)
@@ -112,7 +110,7 @@ def _pipe_reset(lw: LoweringContext, call: Call) -> None:
 
 @method(TPipeT, "init")
 def _pipe_init(lw: LoweringContext, call: Call) -> None:
-    call.bind(lw, "")
+    call.bind_to(lw, lang.TPipe.init)
 
 
 def _hard_event(lw: LoweringContext, call: Call, v: Value) -> int:
@@ -126,7 +124,7 @@ def _hard_event(lw: LoweringContext, call: Call, v: Value) -> int:
 @method(TPipeT, "alloc_event_id", "fetch_event_id")
 def _pipe_event_id(lw: LoweringContext, call: Call) -> Value:
     """``pipe.alloc_event_id(event)`` / ``fetch_event_id(event)``: an id of ``event`` from TPipe's pool."""
-    a = call.bind(lw, f"event={int(HardEvent.V_S)}")
+    a = call.bind_to(lw, getattr(lang.TPipe, call.name))
     event = _hard_event(lw, call, a["event"])
     return lw.fresh_value(scalar("int", lw.call_isa("sync", call.name, ["_st", str(event)], call.node)), "evt")
 
@@ -134,7 +132,7 @@ def _pipe_event_id(lw: LoweringContext, call: Call) -> Value:
 @method(TPipeT, "release_event_id")
 def _pipe_release_event_id(lw: LoweringContext, call: Call) -> None:
     """``pipe.release_event_id(id, event)``: give the id back to the pool."""
-    a = call.bind(lw, f"id, event={int(HardEvent.V_S)}")
+    a = call.bind_to(lw, lang.TPipe.release_event_id)
     event = _hard_event(lw, call, a["event"])
     lw.emit_isa("sync", "release_event_id", ["_st", str(event), lw.int_expr(a["id"], call.node, "id")],
                 call.node)
@@ -142,7 +140,7 @@ def _pipe_release_event_id(lw: LoweringContext, call: Call) -> None:
 
 def _queue_tensor(lw: LoweringContext, call: Call, fn: str, extra: list[str]) -> Value:
     q = call.recv
-    a = call.bind(lw, "dtype")
+    a = call.bind_to(lw, getattr(lang.TQue, fn))
     d = dtype_arg(lw, a["dtype"], call.node)
     addr, nbytes = lw.new_var("qaddr"), lw.new_var("qbytes")
     lw.emit(f"{addr}, {nbytes} = " + lw.call_isa("queue", fn, ["_st", str(q.type.qid), *extra], call.node))
@@ -167,7 +165,7 @@ def _deque(lw: LoweringContext, call: Call) -> Value:
 
 def _queue_takes_tensor(lw: LoweringContext, call: Call, fn: str) -> None:
     q = call.recv
-    a = call.bind(lw, "tensor")
+    a = call.bind_to(lw, getattr(lang.TQue, fn))
     local(lw, a["tensor"], call.node, "the tensor", positions=None)
     lw.emit_isa("queue", fn, ["_st", str(q.type.qid), a["tensor"].code[0]], call.node)
     if lw.full_check:
@@ -220,9 +218,9 @@ def _que_idle(lw: LoweringContext, call: Call) -> Value:
 @method(TBufT, "get")
 def _tbuf_get(lw: LoweringContext, call: Call) -> Value:
     b = call.recv
-    a = call.bind(lw, "dtype, length=None, len=None")     # pyasc names it len
+    a = call.bind_to(lw, lang.TBuf.get)
     d = dtype_arg(lw, a["dtype"], call.node)
-    n = a["len"] if a["length"].is_const and a["length"].const is None else a["length"]
+    n = a["len"] if "len" in a else a["length"]
     nbytes = "-1" if n.is_const and n.const is None else f"({lw.int_expr(n, call.node, 'length')}) * {d.sizeof()}"
     addr, got = lw.new_var("baddr"), lw.new_var("bbytes")
     lw.emit(f"{addr}, {got} = " + lw.call_isa("queue", "tbuf_get", ["_st", str(b.type.bid), nbytes, "0"], call.node))
@@ -232,10 +230,10 @@ def _tbuf_get(lw: LoweringContext, call: Call) -> Value:
 @method(TBufT, "get_with_offset")
 def _tbuf_get_with_offset(lw: LoweringContext, call: Call) -> Value:
     b = call.recv
-    a = call.bind(lw, "length, offset, dtype")
+    a = call.bind_to(lw, lang.TBuf.get_with_offset)
     d = dtype_arg(lw, a["dtype"], call.node)
-    n = lw.int_expr(a["length"], call.node, "length")
-    off = lw.int_expr(a["offset"], call.node, "offset")
+    n = lw.int_expr(a["size"], call.node, "size")
+    off = lw.int_expr(a["buf_offset"], call.node, "buf_offset")
     addr, got = lw.new_var("baddr"), lw.new_var("bbytes")
     lw.emit(f"{addr}, {got} = " + lw.call_isa("queue", "tbuf_get", ["_st", str(b.type.bid), f"({n}) * {d.sizeof()}",
                                                                     off], call.node))
