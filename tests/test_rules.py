@@ -13,6 +13,7 @@ import pytest
 import npuemu.asc as asc
 from npuemu import errors
 from npuemu.frontend import binding
+from npuemu.frontend.context import LoweringContext
 from npuemu.frontend.registry import FUNC_RULES, Call
 from npuemu.frontend.types import GlobalTensorT, LocalTensorT, RecordT, Value, const, scalar
 from npuemu.language import (cube, dtype, vec_binary, vec_cast, vec_cmpsel, vec_fill, vec_gather, vec_reduce,
@@ -34,6 +35,19 @@ def test_importing_any_frontend_module_registers_every_rule(first):
             "assert registry.func_rule(cube.mmad) is not None\n"
             "assert registry.func_rule(core.TPipe) is not None\n"
             "assert (LocalTensorT, 'get_value') in registry.METHOD_RULES\n")
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def test_rules_use_only_the_members_of_the_lowering_context():
+    members = set(LoweringContext.__annotations__) | {n for n in vars(LoweringContext) if not n.startswith("_")}
+    rules = ROOT / "npuemu" / "frontend" / "rules"
+    used = {(f.name, m) for f in rules.glob("*.py") for m in re.findall(r"\blw\.(\w+)", f.read_text())}
+    assert {(f, m) for f, m in used if m not in members} == set()
+
+
+def test_the_lowering_context_does_not_import_the_lowerer():
+    code = ("import sys, npuemu.frontend.context\n"
+            "assert 'npuemu.frontend.lower' not in sys.modules, 'context imports lower'\n")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
