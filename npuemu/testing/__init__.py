@@ -26,9 +26,11 @@ from typing import Any
 
 from .assertions import (EXACT, KernelMismatchError, Tolerance, UnwrittenOutputError, assert_arrays_match,
                          assert_kernel_matches, compare_arrays, ulp_distance)
-from .invariants import (BlockWork, TilingInvariantError, TilingPlan, Violation, assert_plan, assert_tiling,
-                         check_block_schedule, check_cube_tiling, check_deterministic, check_monotonic, check_plan,
-                         check_tiling, plan_from_block_factor, plan_from_former_tail, raise_if, tile_loop)
+from .cube_invariants import check_block_schedule, check_cube_tiling
+from .invariants import assert_tiling, check_deterministic, check_monotonic, check_tiling
+from .plans import (BlockWork, TilingPlan, assert_plan, check_plan, plan_from_block_factor, plan_from_former_tail,
+                    tile_loop)
+from .violations import TilingInvariantError, Violation, raise_if
 
 __all__ = [
     "assert_kernel_matches", "assert_arrays_match", "compare_arrays", "ulp_distance", "Tolerance", "EXACT",

@@ -1,6 +1,6 @@
 """Invariant checks for npuemu's own tiling functions (``npuemu.tiling``) and the bundled kernels.
 
-Each tiling function's data maps to :class:`~npuemu.testing.invariants.TilingPlan`
+Each tiling function's data maps to :class:`~npuemu.testing.plans.TilingPlan`
 objects the way its kernels read it; :func:`check_bundled_tiling` runs the
 function on a context and checks every invariant that applies.  A user kernel
 built on one of these tiling functions can check its tilings the same way::
@@ -20,8 +20,10 @@ from typing import Any, Callable, Iterator
 
 from ..errors import UsageError
 from ..host.tiling import TilingContext, TilingResult
-from .invariants import (BlockWork, TilingPlan, Violation, check_block_schedule, check_cube_tiling,
-                         check_deterministic, check_plan, describe_context, raise_if)
+from .cube_invariants import check_block_schedule, check_cube_tiling
+from .invariants import check_deterministic, describe_context
+from .plans import BlockWork, TilingPlan, check_plan
+from .violations import Violation, raise_if
 
 BLOCK = 32
 BUFFER_NUM = 2           # every queue of the bundled kernels is double buffered
@@ -181,7 +183,7 @@ def check_bundled_tiling(tiling_fn: Callable[[TilingContext], TilingResult], ctx
 
 def assert_bundled_tiling(tiling_fn: Callable[[TilingContext], TilingResult], ctx: TilingContext,
                           result: TilingResult | None = None) -> None:
-    """:func:`check_bundled_tiling`, raising :class:`~npuemu.testing.invariants.TilingInvariantError`."""
+    """:func:`check_bundled_tiling`, raising :class:`~npuemu.testing.violations.TilingInvariantError`."""
     raise_if(check_bundled_tiling(tiling_fn, ctx, result), describe_context(tiling_fn, ctx))
 
 
