@@ -60,6 +60,7 @@ from numba import njit
 
 from .linkage import instruction
 from .. import errors
+from ..language.enums import PipeID, enum_name
 from . import hb
 from . import state as S
 from .common import BLOCK, memmove
@@ -161,11 +162,7 @@ def _core(core_type: int, block: int) -> str:
 
 
 def _pipe(code: int) -> str:
-    from ..language.enums import PipeID
-    try:
-        return f"PipeID.{PipeID(code).name}"
-    except ValueError:
-        return f"PipeID {code}"
+    return enum_name(PipeID, code, "PipeID {}", qualified=True)
 
 
 register({

@@ -51,7 +51,7 @@ from numba.extending import overload
 
 from .linkage import instruction
 from .. import errors
-from ..language.enums import Hardware, QuantModes
+from ..language.enums import Hardware, QuantModes, enum_name
 from ..numerics.half import f32_to_bf16, f32_to_f16
 from . import cube_common as cc
 from .datamove import check_gm, check_gm_size
@@ -92,10 +92,7 @@ register({
 
 
 def _mode_name(a: int) -> str:
-    try:
-        return QuantModes(a).name
-    except ValueError:
-        return str(a)
+    return enum_name(QuantModes, a, "{}")
 
 
 NOQ = int(QuantModes.NoQuant)

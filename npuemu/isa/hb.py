@@ -98,7 +98,7 @@ from numba import njit
 
 from .linkage import instruction
 from .. import errors
-from ..language.enums import Hardware, HardEvent, PipeID
+from ..language.enums import Hardware, HardEvent, PipeID, enum_name
 from . import shadow_ranges as R
 from . import state as ST
 from .fault import Fault, Message, register
@@ -385,10 +385,7 @@ def _fix_hint(other: int, pipe: int) -> str:
 
 
 def _memory_name(hw: int) -> str:
-    try:
-        return Hardware(hw).name
-    except ValueError:
-        return f"memory {hw}"
+    return enum_name(Hardware, hw, "memory {}")
 
 
 def _core_name(env: Any, slot: int) -> str:

@@ -40,7 +40,7 @@ from numba import njit
 
 from .linkage import instruction
 from .. import errors
-from ..language.enums import HardEvent, MemDsbT, PipeID
+from ..language.enums import HardEvent, MemDsbT, PipeID, enum_name
 from . import state as S
 from .fault import Fault, register
 
@@ -83,17 +83,11 @@ N_DSB = len(MemDsbT)
 
 
 def event_name(code: int) -> str:
-    try:
-        return f"HardEvent.{HardEvent(code).name}"
-    except ValueError:
-        return f"HardEvent {code}"
+    return enum_name(HardEvent, code, "HardEvent {}", qualified=True)
 
 
 def pipe_name(code: int) -> str:
-    try:
-        return f"PipeID.{PipeID(code).name}"
-    except ValueError:
-        return f"PipeID {code}"
+    return enum_name(PipeID, code, "PipeID {}", qualified=True)
 
 
 def legal_events(core: int) -> str:

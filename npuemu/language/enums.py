@@ -256,3 +256,17 @@ POSITION_MEMORY = {
 }
 
 VECTOR_POSITIONS = frozenset({TPosition.VECIN, TPosition.VECOUT, TPosition.VECCALC})
+
+
+def enum_name(cls: type[IntEnum], value: int, fallback: str, qualified: bool = False) -> str:
+    """The name of ``cls``'s member ``value`` (``Class.NAME`` if ``qualified``), or ``fallback.format(value)``.
+
+    Fault messages name the enum members an instruction got as integers; a
+    value that is no member (a computed id, a field set by hand) must still
+    render, so the caller says how.
+    """
+    try:
+        member = cls(value)
+    except ValueError:
+        return fallback.format(value)
+    return f"{cls.__name__}.{member.name}" if qualified else member.name

@@ -13,7 +13,7 @@ from .. import errors
 from ..errors import SourceLoc
 from ..isa.fault import FAULTS, Fault, Message
 from ..language import dtype as dt
-from ..language.enums import Hardware, TPosition
+from ..language.enums import Hardware, TPosition, enum_name
 from .args import Region
 from .cores import CoreSpec
 
@@ -50,16 +50,10 @@ class FaultContext:
         return self.regions[rid].name if 0 <= rid < len(self.regions) else f"GM region {rid}"
 
     def position(self, pos: int) -> str:
-        try:
-            return TPosition(pos).name
-        except ValueError:
-            return f"position {pos}"
+        return enum_name(TPosition, pos, "position {}")
 
     def hardware(self, hw: int) -> str:
-        try:
-            return Hardware(hw).name
-        except ValueError:
-            return f"memory {hw}"
+        return enum_name(Hardware, hw, "memory {}")
 
     def dtype(self, code: int) -> str:
         try:
