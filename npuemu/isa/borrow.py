@@ -45,7 +45,10 @@ def _unowned(typingctx, array):
     return sig, codegen
 
 
-@overload(borrow, inline="always")
+# not inline="always": Numba's IR inliner assumes SSA form, which generated kernels are compiled without
+# (codegen/compiler.py KernelPipeline); inlined there it corrupts the kernel's reassigned locals.  LLVM
+# inlines the call anyway.
+@overload(borrow)
 def _borrow(array):
     if isinstance(array, types.Array):
         return lambda array: _unowned(array)
