@@ -27,6 +27,7 @@ from npuemu.isa import dcache, hb, tensor
 from npuemu.isa import state as S
 from npuemu.isa.fault import Fault
 from npuemu.platform import Platform, get_platform
+from npuemu.runtime import shadows
 
 PLATFORM = get_platform("Ascend910B1")
 SBITS, WAYS, LBITS = dcache.geometry(PLATFORM)
@@ -34,7 +35,7 @@ GEO = dcache.pack(PLATFORM)
 LINE = 1 << LBITS
 SETS = 1 << SBITS
 HAS_SYNC_ALL = hasattr(asc, "sync_all")
-RACE_CHECKER = hb.core_words(1, 1024) > 1
+RACE_CHECKER = shadows.core_words(1, 1024) > 1
 
 
 # --------------------------------------------------------------------------- the model, instruction by instruction
@@ -56,8 +57,8 @@ class Cores:
             st = np.zeros(S.STATE_SIZE, np.int64)
             st[S.CORE_SLOT], st[S.BLOCK_IDX], st[S.CHECK_FULL] = slot, slot, full
             self.st.append(st)
-        self.sh = [hb.new_core_shadow(slot, n, 1024) for slot in range(n)]
-        self.gsh = hb.new_gm_shadows([gm_bytes], n, True)
+        self.sh = [shadows.new_core_shadow(slot, n, 1024) for slot in range(n)]
+        self.gsh = shadows.new_gm_shadows([gm_bytes], n, True)
 
     def _call(self, fn: str, core: int, *args):
         if self.full:

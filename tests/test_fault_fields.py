@@ -38,7 +38,7 @@ def test_a_gm_race_between_cores_names_the_pipe_and_the_argument(mode):
 def test_a_race_of_cores_that_never_synchronise_names_the_pipe(mode):
     with pytest.raises(errors.RaceError, match=r"WAW: MTE3 write of GM bytes .* of GM argument 'z'") as info:
         K.run_split(False, **FULL, **mode)
-    assert info.value.pipe == "MTE3"
+    assert (info.value.pipe, info.value.buffer) == ("MTE3", "z")
 
 
 def test_an_uninitialised_read_names_the_pipe_and_the_memory(mode):

@@ -3,7 +3,8 @@
 Rules declare each access an instruction makes (``Lowerer.local_access`` /
 ``Lowerer.gm_access``, and the strided forms below); at check level ``full``
 the generated code calls these functions before the instruction runs.  They
-dispatch to the race checker (:mod:`npuemu.isa.hb`) and, for GM, to the
+dispatch to the race checker's shadows (:mod:`npuemu.isa.local_shadow`,
+:mod:`npuemu.isa.gm_shadow`) and, for GM, to the
 DCache model (:mod:`npuemu.isa.dcache`), so instructions themselves stay
 check-free.  The level-0 helpers compute how far a mask/repeat instruction
 reaches into an operand, as the instruction itself will, without faulting:
@@ -15,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from .linkage import instruction
-from . import dcache, hb
+from . import dcache, gm_shadow, hb, local_shadow
 from . import state as S
 from .vec_cast import operand_reach
 from .vmask import bits_from_count, lanes_used
@@ -24,17 +25,17 @@ from .vmask import bits_from_count, lanes_used
 @instruction
 def local_access(st, sh, pipe, addr, nbytes, write, loc):
     """Pipe ``pipe`` reads or writes (``write``: an ``hb`` kind) ``nbytes`` of local memory at ``addr``."""
-    hb.local(st, sh, pipe, addr, nbytes, write, loc)
+    local_shadow.local(st, sh, pipe, addr, nbytes, write, loc)
 
 
 @instruction
 def local_access_strided(st, sh, pipe, addr, nbytes, step, count, write, loc):
     """``count`` blocks of ``nbytes``, ``step`` bytes apart, from ``addr`` (a strided copy's local side)."""
     if step == nbytes or count == 1:
-        hb.local(st, sh, pipe, addr, step * (count - 1) + nbytes, write, loc)
+        local_shadow.local(st, sh, pipe, addr, step * (count - 1) + nbytes, write, loc)
         return
     for i in range(count):
-        hb.local(st, sh, pipe, addr + i * step, nbytes, write, loc)
+        local_shadow.local(st, sh, pipe, addr + i * step, nbytes, write, loc)
 
 
 @instruction
@@ -45,8 +46,8 @@ def gm_access(st, sh, gsh, dc, pipe, rid, off, nbytes, write, loc):
     if pipe != hb.S:
         dcache.check_dma(st, dc, rid, off, nbytes, write, loc)
     # ---- end DCache
-    # ---- races: this core's pipes, and other cores (see hb.gm)
-    hb.gm(st, sh, gsh[rid], rid, pipe, off, nbytes, write, loc)
+    # ---- races: this core's pipes, and other cores (see gm_shadow.gm)
+    gm_shadow.gm(st, sh, gsh[rid], rid, pipe, off, nbytes, write, loc)
 
 
 @instruction

@@ -70,7 +70,7 @@ from numba import njit
 
 from .linkage import instruction
 from .. import errors
-from . import hb
+from . import gm_shadow, hb
 from . import state as S
 from .common import memmove
 from .fault import Fault, Message, register
@@ -358,7 +358,7 @@ def _checked_write_back(st, chk, gm, dc, dcw, base, w, lsize, data, fill, mask, 
             raise Fault(F_LOST_WRITE, dcw[m + L_WLOC], rid, start + k, site)
     # for the race checker the write-back is the scalar pipe writing the whole line: two cores
     # writing back one line without synchronising race, whichever bytes each of them changed
-    hb.gm(st, sh, gsh[rid], rid, hb.S, start, n, hb.WRITE, site if site >= 0 else dcw[m + L_WLOC])
+    gm_shadow.gm(st, sh, gsh[rid], rid, hb.S, start, n, hb.WRITE, site if site >= 0 else dcw[m + L_WLOC])
     memmove(dc, f, dc, src, n)
     dc[mask + w * lsize:mask + (w + 1) * lsize] = 0
     _store_line(gm, dc, dcw, base, w, lsize, data)

@@ -2,9 +2,9 @@
 
 Numba stamps a cached function with a hash of *its own* source file only.
 The instruction library's functions call and inline each other across files
-(``checks.local_access`` inlines ``hb.local``; every instruction inlines
-``state`` constants), so editing one file would leave the machine code of
-its callers in other files stale: they would keep running the old code.
+(``checks.local_access`` inlines ``local_shadow.local``; every instruction
+inlines ``state`` constants), so editing one file would leave the machine
+code of its callers in other files stale: they would keep running the old code.
 This module stamps every ``@njit(cache=True)`` function under ``npuemu/isa``
 and ``npuemu/numerics`` with the hash of its file *and every library file it
 imports, transitively*: a function can only inline what its module imports,

@@ -27,12 +27,12 @@ import numpy as np
 from .. import errors
 from ..binary.kernel_binary import KernelBinary
 from ..codegen.abi import region_slots
-from ..isa import cross_core, dcache, hb
+from ..isa import cross_core, dcache
 from ..isa import state as S
 from ..isa.state import LOG_WORDS
 from ..language import dtype as dt
 from ..language.struct import UnassignedFieldError
-from . import scheduler
+from . import scheduler, shadows
 from .args import Region, region_for
 from .blas_threads import single_threaded_blas
 from .binding import bind_arguments
@@ -138,7 +138,7 @@ class _Launch:
         gm = tuple(r.bytes for r in regions)
         full = binary.check == "full"
         # race checker (isa/hb.py): cores that wait for each other check each other's GM accesses as they run
-        gsh = hb.new_gm_shadows([r.bytes.size for r in regions], len(cores), facts.blocking,
+        gsh = shadows.new_gm_shadows([r.bytes.size for r in regions], len(cores), facts.blocking,
                                 [not r.initialized for r in regions]) if full else tuple(_DUMMY for _ in regions)
         dc = np.zeros(dcache.dc_bytes(len(cores), binary.platform), np.uint8)
         states = []
@@ -149,7 +149,7 @@ class _Launch:
             st[S.CORE_SLOT] = slot
             st[S.CHECK_FULL] = full
             log = np.zeros(LOG_WORDS, np.int64) if facts.uses_log else _DUMMY
-            sh = hb.new_core_shadow(slot, len(cores), int(st[S.SCRATCH_BASE])) if full else _DUMMY
+            sh = shadows.new_core_shadow(slot, len(cores), int(st[S.SCRATCH_BASE])) if full else _DUMMY
             states.append((st, lm, log, sh))
         ctx = FaultContext(binary.name, regions, binary.locs, cores)
         try:
@@ -161,8 +161,9 @@ class _Launch:
                 raise
             recycle_local_memories([s[1] for s in states])
             if full:     # cores that never synchronise: compare their GM accesses now
-                hb.check_launch(gsh, [ctx.region(i) for i in range(len(regions))], binary.locs,
-                                [c.label for c in cores], binary.name)
+                shadows.check_launch(gsh, [ctx.region(i) for i in range(len(regions))], binary.locs,
+                                     [c.label for c in cores], binary.name,
+                                     buffers=[ctx.region_name(i) for i in range(len(regions))])
         finally:
             for r in regions:
                 r.finish()
