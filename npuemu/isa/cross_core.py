@@ -1,8 +1,8 @@
-"""Cross-core synchronisation: ``cross_core_set_flag``/``cross_core_wait_flag``, ``sync_all``,
-``ib_set``/``ib_wait``, ``notify_next_block``/``wait_pre_block``.
+"""Cross-core synchronisation in hardware: ``cross_core_set_flag``/``cross_core_wait_flag`` and hard
+``sync_all``, and the state every cross-core primitive shares.
 
 Hardware (Atlas A2/A3, separated architecture; asc-devkit ``CrossCoreSetFlag``,
-``SyncAll``, ``IBSet``, ``WaitPreBlock`` and their ``dav_c220`` implementations):
+``SyncAll`` and their ``dav_c220`` implementations):
 
 * Every AIC and every AIV has 16 cross-core flags, each a counter that starts
   at 0 and holds at most 15.  ``cross_core_wait_flag(f)`` stalls the core
@@ -27,21 +27,10 @@ Hardware (Atlas A2/A3, separated architecture; asc-devkit ``CrossCoreSetFlag``,
   mix form has every AIV set 12 (mode 2) and wait for 13, every AIC wait for
   12, set 11 (mode 0), wait for 11 and set 13 (mode 2).
 
-* Soft ``sync_all(gm, ub, used_cores)`` is software over a GM workspace of
-  one 32-byte slot per core: a core adds 1 to its own slot, then polls until
-  the slots of the ``used_cores`` cores sum to ``used_cores`` times its own
-  new value.  The workspace must start zeroed; garbage in it makes cores pass
-  early or never (npuemu runs exactly that protocol on the real bytes).
-
-* ``ib_set(gm, ub, b, e)`` waits until slot ``(e, b)`` of a GM workspace is 0
-  and writes 1; ``ib_wait`` waits until it is 1 and writes 0.
-
-* ``init_determine_compute_workspace``/``wait_pre_block``/``notify_next_block``
-  serialise the AIVs in block order through a GM workspace of one slot per
-  core plus a round counter kept after the slots in the UB workspace.
-
-AICs skip the soft primitives (the hardware implementations return at once on
-a cube core).
+The software protocols over GM workspaces (soft ``sync_all``,
+``ib_set``/``ib_wait``, ``wait_pre_block``/``notify_next_block``) are in
+:mod:`npuemu.isa.soft_sync`; they share the wait kinds, the progress word and
+the race-checker sync objects defined here.
 
 The state the hardware keeps outside the cores (counters, pending sets) lives
 in int64 words of npuemu's system GM region, shared by every core of a launch
@@ -63,7 +52,6 @@ from .. import errors
 from ..language.enums import PipeID, enum_name
 from . import hb
 from . import state as S
-from .common import BLOCK, memmove
 from .fault import Fault, register
 
 AIV, AIC = 0, 1
@@ -138,23 +126,12 @@ _HB_PIPE = np.array([hb.S, hb.V, hb.M, hb.MTE1, hb.MTE2, hb.MTE3, -1, -1, -1, -1
 AIV_SET_PIPES = (1 << 1) | (1 << 4) | (1 << 5)                            # V, MTE2, MTE3
 AIC_SET_PIPES = (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 10)     # M, MTE1, MTE2, MTE3, FIX
 
-# --------------------------------------------------------------------------- faults (codes 1200-1299)
+# --------------------------------------------------------------------------- faults (1200-1204; soft_sync: 1205-1210)
 F_FLAG_ID = 1200
 F_PIPE_CORE = 1201
 F_OVERFLOW = 1202
 F_PENDING = 1203
 F_MODE1_AIC = 1204
-F_GM_WS = 1205
-F_UB_WS = 1206
-F_USED_CORES = 1207
-F_IB_BLOCK = 1208
-F_IB_EVENT = 1209
-F_UB_ALIGN = 1210
-
-# primitives named by the workspace faults (their third argument)
-P_SOFT_SYNC, P_IB_SET, P_IB_WAIT, P_INIT_ORDER, P_WAIT_PRE, P_NOTIFY = range(6)
-PRIMITIVES = ("sync_all", "ib_set", "ib_wait", "init_determine_compute_workspace", "wait_pre_block",
-              "notify_next_block")
 
 
 def _core(core_type: int, block: int) -> str:
@@ -183,21 +160,6 @@ register({
     F_MODE1_AIC: (errors.SyncError,
                   lambda a, b, c, env: f"cross_core_set_flag(flag {a}, mode 1): mode 1 synchronises the AIVs of "
                                        f"one AI Core; an AIC cannot take part"),
-    F_GM_WS: (errors.BoundsError,
-              lambda a, b, c, env: f"{PRIMITIVES[c]} needs {a} bytes of GM workspace; the gm_workspace "
-                                   f"GlobalTensor has {b}"),
-    F_UB_WS: (errors.BoundsError,
-              lambda a, b, c, env: f"{PRIMITIVES[c]} needs {a} bytes of UB workspace; the ub_workspace "
-                                   f"LocalTensor has {b}"),
-    F_USED_CORES: (errors.ParamRangeError,
-                   lambda a, b, c, env: f"sync_all: used_cores = {a} is outside [0, {b}] (at most "
-                                        f"get_block_num() * get_task_ratio() cores)"),
-    F_IB_BLOCK: (errors.ParamRangeError,
-                 lambda a, b, c, env: f"{PRIMITIVES[c]}: block_idx {a} is outside [0, {b})"),
-    F_IB_EVENT: (errors.ParamRangeError,
-                 lambda a, b, c, env: f"{PRIMITIVES[c]}: event_id {a} is negative"),
-    F_UB_ALIGN: (errors.AlignmentError,
-                 lambda a, b, c, env: f"{PRIMITIVES[c]}: the ub_workspace address {a} is not 32-byte aligned"),
 })
 
 
@@ -205,7 +167,8 @@ register({
 
 
 @njit(cache=True, inline="always")
-def _words(sysmem):
+def words(sysmem):
+    """The system region as the int64 words of the layout above."""
     return sysmem.view(np.int64)
 
 
@@ -316,7 +279,8 @@ def _take(st, w, flag):
 
 
 @njit(cache=True, inline="always")
-def _waiting(st, kind, a, b, c, d):
+def waiting(st, kind, a, b, c, d):
+    """A try function's False: record what the core waits for (``W_*``) for the scheduler's reports."""
     st[S.WAIT_KIND] = kind
     st[S.WAIT_A] = a
     st[S.WAIT_B] = b
@@ -326,7 +290,8 @@ def _waiting(st, kind, a, b, c, d):
 
 
 @njit(cache=True, inline="always")
-def _done(st):
+def done(st):
+    """A try function's True: the core no longer waits."""
     st[S.WAIT_KIND] = W_NONE
     return True
 
@@ -348,7 +313,7 @@ def set_flag(st, sysmem, flag, mode, pipe, loc):
     legal = AIV_SET_PIPES if core_type == AIV else AIC_SET_PIPES
     if (legal >> pipe) & 1 == 0:
         raise Fault(F_PIPE_CORE, loc, pipe, core_type, 0)
-    _set(st, _words(sysmem), flag, mode, loc)
+    _set(st, words(sysmem), flag, mode, loc)
 
 
 @instruction
@@ -359,9 +324,9 @@ def try_wait_flag(st, sysmem, flag, mode, loc):
     ``mode`` only goes into the deadlock report.
     """
     _check_flag(flag, 1, loc)
-    if _take(st, _words(sysmem), flag):
-        return _done(st)
-    return _waiting(st, W_FLAG, flag, mode, 0, 0)
+    if _take(st, words(sysmem), flag):
+        return done(st)
+    return waiting(st, W_FLAG, flag, mode, 0, 0)
 
 
 # --------------------------------------------------------------------------- hard sync_all
@@ -403,7 +368,7 @@ def try_sync_all(st, sysmem, aiv_only, loc):
     ``st[SYNC_STAGE]`` counts the steps done, so a retry continues where the
     last attempt stopped and never repeats a set.
     """
-    w = _words(sysmem)
+    w = words(sysmem)
     stage = st[S.SYNC_STAGE]
     while True:
         op, flag = _sync_step(aiv_only, st[S.CORE_TYPE], stage)
@@ -412,217 +377,12 @@ def try_sync_all(st, sysmem, aiv_only, loc):
         if op == _WAIT:
             if not _take(st, w, flag):
                 st[S.SYNC_STAGE] = stage
-                return _waiting(st, W_SYNC_ALL, flag, aiv_only, 0, 0)
+                return waiting(st, W_SYNC_ALL, flag, aiv_only, 0, 0)
         else:
             _set(st, w, flag, op, loc)
         stage += 1
     st[S.SYNC_STAGE] = 0
-    return _done(st)
-
-
-# --------------------------------------------------------------------------- GM / UB workspaces
-
-
-@njit(cache=True, inline="always")
-def _i32(mem, at):
-    return np.int64(mem[at:at + 4].view(np.int32)[0])
-
-
-@njit(cache=True, inline="always")
-def _put_i32(mem, at, value):
-    mem[at:at + 4].view(np.int32)[0] = np.int32(value)
-
-
-@njit(cache=True)
-def _check_ws(g, off, size, gm_bytes, ub, ub_len, ub_bytes, prim, loc):
-    """The GM workspace (int32 GlobalTensor) and UB workspace (int32 LocalTensor) are big enough."""
-    have = size * 4 if size >= 0 else g.size - off
-    if off + have > g.size:
-        have = g.size - off
-    if gm_bytes > have:
-        raise Fault(F_GM_WS, loc, gm_bytes, max(have, 0), prim)
-    if ub % BLOCK != 0:
-        raise Fault(F_UB_ALIGN, loc, ub, 0, prim)
-    if ub_bytes > ub_len * 4:
-        raise Fault(F_UB_WS, loc, ub_bytes, ub_len * 4, prim)
-
-
-@njit(cache=True)
-def _slot_sum(lm, ub, n, skip):
-    total = 0
-    for i in range(n):
-        if i != skip:
-            total += _i32(lm, ub + i * BLOCK)
-    return total
-
-
-# --------------------------------------------------------------------------- soft sync_all
-
-
-@instruction
-def try_soft_sync_all(st, lm, g, off, size, ub, ub_len, used_cores, aiv_only, sysmem, loc):
-    """Soft ``sync_all(gm_workspace, ub_workspace, used_cores)`` (``SoftSyncAllImpl``).
-
-    Arrival (first call): read this core's 32-byte slot, add one, write it
-    back.  Every call: copy the workspace into UB and sum the slots; done when
-    the sum reaches ``slots * own value``.  A core whose slot held 0 (its
-    first sync) counts itself as 1 and rewrites its slot with 1 on every poll.
-    """
-    if st[S.CORE_TYPE] == AIC:
-        return True
-    w = _words(sysmem)
-    task_ratio = st[S.SUB_BLOCK_NUM]
-    limit = st[S.BLOCK_NUM] * task_ratio
-    slots = used_cores
-    if used_cores == 0:
-        slots = st[S.BLOCK_NUM] if aiv_only else limit
-    me = st[S.BLOCK_IDX]
-    mine = off + me * BLOCK
-    if st[S.SOFT_STAGE] == 0:
-        if used_cores < 0 or used_cores > limit:
-            raise Fault(F_USED_CORES, loc, used_cores, limit, 0)
-        need = max(slots, me + 1) * BLOCK
-        _check_ws(g, off, size, need, ub, ub_len, need, P_SOFT_SYNC, loc)
-        before = _i32(g, mine)
-        st[S.SOFT_ROUND] = before + 1
-        st[S.SOFT_FIRST] = before == 0
-        _put_i32(lm, ub + me * BLOCK, before + 1)
-        memmove(g, mine, lm, ub + me * BLOCK, BLOCK)
-        st[S.SOFT_STAGE] = 1
-        w[PROGRESS] += 1
-    memmove(lm, ub, g, off, slots * BLOCK)
-    if st[S.SOFT_FIRST]:
-        if _i32(g, mine) != 1:                           # the hardware re-asserts its slot each poll
-            w[PROGRESS] += 1
-        _put_i32(lm, ub + me * BLOCK, 1)
-        memmove(g, mine, lm, ub + me * BLOCK, BLOCK)
-        count = 1 + _slot_sum(lm, ub, slots, me)
-    else:
-        count = _slot_sum(lm, ub, slots, -1)
-    need = slots * st[S.SOFT_ROUND]
-    if count >= need:
-        st[S.SOFT_STAGE] = 0
-        st[S.SOFT_DONE] += 1
-        w[PROGRESS] += 1
-        return _done(st)
-    return _waiting(st, W_SOFT_SYNC, need, count, slots, st[S.SOFT_ROUND] - 1)
-
-
-# --------------------------------------------------------------------------- ib_set / ib_wait
-
-
-@njit(cache=True)
-def _ib_slot(st, g, off, size, ub, ub_len, block, event, aiv_only, prim, loc):
-    """Byte offset in ``g`` of slot (event, block) after checking the arguments and workspaces."""
-    n = st[S.BLOCK_NUM] * (1 if aiv_only else 2)
-    if block < 0 or block >= n:
-        raise Fault(F_IB_BLOCK, loc, block, n, prim)
-    if event < 0:
-        raise Fault(F_IB_EVENT, loc, event, 0, prim)
-    rel = (n * event + block) * BLOCK
-    _check_ws(g, off, size, rel + BLOCK, ub, ub_len, BLOCK, prim, loc)
-    return off + rel
-
-
-@njit(cache=True)
-def _try_ib(st, lm, g, off, size, ub, ub_len, block, event, aiv_only, sysmem, expect, write, prim, kind, loc):
-    if st[S.CORE_TYPE] == AIC:
-        return True
-    at = _ib_slot(st, g, off, size, ub, ub_len, block, event, aiv_only, prim, loc)
-    memmove(lm, ub, g, at, BLOCK)
-    value = _i32(lm, ub)
-    if value != expect:
-        return _waiting(st, kind, block, event, value, 0)
-    _put_i32(lm, ub, write)
-    memmove(g, at, lm, ub, BLOCK)
-    _words(sysmem)[PROGRESS] += 1
-    return _done(st)
-
-
-@instruction
-def try_ib_set(st, lm, g, off, size, ub, ub_len, block, event, aiv_only, sysmem, loc):
-    """``ib_set``: wait until slot (event, block) is 0, then write 1."""
-    return _try_ib(st, lm, g, off, size, ub, ub_len, block, event, aiv_only, sysmem, 0, 1, P_IB_SET,
-                   W_IB_SET, loc)
-
-
-@instruction
-def try_ib_wait(st, lm, g, off, size, ub, ub_len, block, event, aiv_only, sysmem, loc):
-    """``ib_wait``: wait until slot (event, block) is 1, then write 0."""
-    return _try_ib(st, lm, g, off, size, ub, ub_len, block, event, aiv_only, sysmem, 1, 0, P_IB_WAIT,
-                   W_IB_WAIT, loc)
-
-
-@instruction
-def ib_object(block, event, loc):
-    """Race-checker object of the ib_set/ib_wait pair (block, event); ``loc`` is unused."""
-    return OBJ_IB + (event * N_FLAGS + block) % IB_OBJECTS
-
-
-# --------------------------------------------------------------------------- block-order primitives
-
-
-@njit(cache=True)
-def _order_ws(st, g, off, size, ub, ub_len, prim, loc):
-    """Check the workspaces of the block-order primitives; return the UB offset of the round counter."""
-    n = st[S.BLOCK_NUM]
-    _check_ws(g, off, size, n * BLOCK, ub, ub_len, n * BLOCK + BLOCK, prim, loc)
-    return ub + n * BLOCK
-
-
-@instruction
-def init_determine_compute_workspace(st, lm, g, off, size, ub, ub_len, sysmem, loc):
-    """Block 0 zeroes the GM slots; every AIV starts its round counter (in UB) at 1."""
-    if st[S.CORE_TYPE] == AIC:
-        return
-    counter = _order_ws(st, g, off, size, ub, ub_len, P_INIT_ORDER, loc)
-    n = st[S.BLOCK_NUM]
-    if st[S.BLOCK_IDX] == 0:
-        lm[ub:ub + n * BLOCK] = 0
-        memmove(g, off, lm, ub, n * BLOCK)
-        _words(sysmem)[PROGRESS] += 1
-    _put_i32(lm, counter, 1)
-
-
-@instruction
-def try_wait_pre_block(st, lm, g, off, size, ub, ub_len, sysmem, loc):
-    """``wait_pre_block``: slots before this block hold the round number, the others 0."""
-    if st[S.CORE_TYPE] == AIC:
-        return True
-    counter = _order_ws(st, g, off, size, ub, ub_len, P_WAIT_PRE, loc)
-    n = st[S.BLOCK_NUM]
-    me = st[S.BLOCK_IDX]
-    rnd = _i32(lm, counter)
-    memmove(lm, ub, g, off, n * BLOCK)
-    for i in range(n):
-        expect = rnd if i < me else 0
-        found = _i32(lm, ub + i * BLOCK)
-        if found != expect:
-            return _waiting(st, W_PRE_BLOCK, i, expect, found, rnd)
-    _words(sysmem)[PROGRESS] += 1
-    return _done(st)
-
-
-@instruction
-def notify_next_block(st, lm, g, off, size, ub, ub_len, sysmem, loc):
-    """``notify_next_block``: write the round number into this block's slot (the last block zeroes
-    every slot instead), then count the round up."""
-    if st[S.CORE_TYPE] == AIC:
-        return
-    counter = _order_ws(st, g, off, size, ub, ub_len, P_NOTIFY, loc)
-    n = st[S.BLOCK_NUM]
-    me = st[S.BLOCK_IDX]
-    rnd = _i32(lm, counter)
-    if me + 1 == n:
-        lm[ub:ub + n * BLOCK] = 0
-        memmove(g, off, lm, ub, n * BLOCK)
-    else:
-        slot = ub + me * BLOCK
-        for k in range(BLOCK // 4):
-            _put_i32(lm, slot + 4 * k, rnd)
-        memmove(g, off + me * BLOCK, lm, slot, BLOCK)
-    _put_i32(lm, counter, rnd + 1)
-    _words(sysmem)[PROGRESS] += 1
+    return done(st)
 
 
 # --------------------------------------------------------------------------- race-checker hooks

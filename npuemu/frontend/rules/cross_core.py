@@ -165,7 +165,7 @@ def _sync_all(lw: LoweringContext, call: Call) -> None:
         used = plain_int(lw.int_expr(a["used_cores"], call.node, "used_cores"))
         _barrier(lw, call)
         _release(lw, call, str(isa.OBJ_SOFT_SYNC))
-        ready = lw.call_isa("cross_core", "try_soft_sync_all",
+        ready = lw.call_isa("soft_sync", "try_soft_sync_all",
                             ["_st", *ws, used, str(aiv_only), _system(lw)], call.node)
         lw.wait_until(ready, call.node)
         _acquire(lw, call, str(isa.OBJ_SOFT_SYNC))
@@ -192,10 +192,10 @@ def _ib(lw: LoweringContext, call: Call, fn: str) -> None:
     block = _runtime_int(lw, call, a["block_idx"], "block_idx")
     event = _runtime_int(lw, call, a["event_id"], "event_id")
     _barrier(lw, call)
-    ready = lw.call_isa("cross_core", fn, ["_st", *ws, block, event, str(aiv_only), _system(lw)], call.node)
+    ready = lw.call_isa("soft_sync", fn, ["_st", *ws, block, event, str(aiv_only), _system(lw)], call.node)
     lw.wait_until(ready, call.node)
     if lw.full_check:
-        obj = lw.call_isa("cross_core", "ib_object", [block, event], call.node)
+        obj = lw.call_isa("soft_sync", "ib_object", [block, event], call.node)
         (_release if fn == "try_ib_set" else _acquire)(lw, call, obj)
     _barrier(lw, call)
 
@@ -217,7 +217,7 @@ def _ib_wait(lw: LoweringContext, call: Call) -> None:
 def _init_order(lw: LoweringContext, call: Call) -> None:
     ws = _workspaces(lw, call, call.bind_to(lw, getattr(lang, call.name)))
     _barrier(lw, call)
-    lw.emit_isa("cross_core", "init_determine_compute_workspace", ["_st", *ws, _system(lw)], call.node)
+    lw.emit_isa("soft_sync", "init_determine_compute_workspace", ["_st", *ws, _system(lw)], call.node)
     _barrier(lw, call)
 
 
@@ -225,7 +225,7 @@ def _init_order(lw: LoweringContext, call: Call) -> None:
 def _wait_pre_block(lw: LoweringContext, call: Call) -> None:
     ws = _workspaces(lw, call, call.bind_to(lw, getattr(lang, call.name)))
     _barrier(lw, call)
-    lw.wait_until(lw.call_isa("cross_core", "try_wait_pre_block", ["_st", *ws, _system(lw)], call.node),
+    lw.wait_until(lw.call_isa("soft_sync", "try_wait_pre_block", ["_st", *ws, _system(lw)], call.node),
                   call.node)
     _acquire(lw, call, str(isa.OBJ_BLOCK_ORDER))
     _barrier(lw, call)
@@ -236,5 +236,5 @@ def _notify_next_block(lw: LoweringContext, call: Call) -> None:
     ws = _workspaces(lw, call, call.bind_to(lw, getattr(lang, call.name)))
     _barrier(lw, call)
     _release(lw, call, str(isa.OBJ_BLOCK_ORDER))
-    lw.emit_isa("cross_core", "notify_next_block", ["_st", *ws, _system(lw)], call.node)
+    lw.emit_isa("soft_sync", "notify_next_block", ["_st", *ws, _system(lw)], call.node)
     _barrier(lw, call)
