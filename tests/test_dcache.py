@@ -23,7 +23,7 @@ import npuemu.asc as asc
 from corpus import (case_dcache_false_sharing, case_dcache_lost_write, case_dcache_stale_dma_read,
                     case_dcache_stale_read)
 from npuemu import errors
-from npuemu.isa import dcache, hb, tensor
+from npuemu.isa import dcache, dcache_checks, dcache_lines, hb, tensor
 from npuemu.isa import state as S
 from npuemu.isa.fault import Fault
 from npuemu.platform import Platform, get_platform
@@ -81,7 +81,7 @@ class Cores:
         self._call("flush_at_end", core, GEO)
 
     def dma(self, core: int, at: int, nbytes: int, kind: int) -> None:
-        dcache.check_dma(self.st[core], self.dc, 0, at, nbytes, kind, 7)
+        dcache_checks.check_dma(self.st[core], self.dc, 0, at, nbytes, kind, 7)
 
     @property
     def mem(self) -> np.ndarray:
@@ -91,8 +91,8 @@ class Cores:
 def test_geometry_comes_from_the_platform_profile():
     assert (PLATFORM.dcache_bytes, PLATFORM.dcache_line, PLATFORM.dcache_ways) == (32 * 1024, 64, 4)
     assert (SETS, WAYS, LINE) == (128, 4, 64)
-    slice_bytes = 8 * (dcache.HEADER_WORDS + 512 * dcache.LINE_WORDS) + 3 * 512 * 64
-    assert dcache.dc_bytes(3, PLATFORM) == 8 * dcache.GLOBAL_WORDS + 3 * slice_bytes
+    slice_bytes = 8 * (dcache_lines.HEADER_WORDS + 512 * dcache_lines.LINE_WORDS) + 3 * 512 * 64
+    assert dcache.dc_bytes(3, PLATFORM) == 8 * dcache_lines.GLOBAL_WORDS + 3 * slice_bytes
     tiny = Platform.custom("dcache-test-direct-mapped", dcache_bytes=1024, dcache_ways=1)
     assert dcache.geometry(tiny) == (4, 1, 6)
     with pytest.raises(errors.PlatformError, match="power-of-two line"):
@@ -163,7 +163,7 @@ def test_full_level_stale_read():
     c.mem[5] = 200
     with pytest.raises(Fault) as info:
         c.read(0, 5)
-    assert info.value.args[0] == dcache.F_STALE_READ
+    assert info.value.args[0] == dcache_checks.F_STALE_READ
     assert c.read(0, 6) == 6                  # bytes GM did not change read clean
 
 
@@ -175,7 +175,7 @@ def test_full_level_lost_write_names_the_scalar_write():
     with pytest.raises(Fault) as info:
         c.clean(1, 0, loc=13)
     code, loc, rid, byte, site = info.value.args
-    assert (code, loc, rid, byte, site) == (dcache.F_LOST_WRITE, 12, 0, 0, 13)
+    assert (code, loc, rid, byte, site) == (dcache_checks.F_LOST_WRITE, 12, 0, 0, 13)
     assert c.mem[8] == 8                      # checked before anything was written
 
 
@@ -185,7 +185,7 @@ def test_full_level_read_of_another_cores_unflushed_write():
     assert c.read(1, 4) == 4                  # other bytes of the line are fine
     with pytest.raises(Fault) as info:
         c.read(1, 3)
-    assert info.value.args[0] == dcache.F_UNFLUSHED_READ and info.value.args[4] == 21
+    assert info.value.args[0] == dcache_checks.F_UNFLUSHED_READ and info.value.args[4] == 21
     c.clean(0, 0)
     c.clean(1, 0)
     assert c.read(1, 3) == 42
@@ -198,10 +198,10 @@ def test_full_level_dma_against_dirty_lines():
     c.dma(0, 131, 61, hb.READ_SPAN)
     with pytest.raises(Fault) as info:
         c.dma(0, 100, 40, hb.READ)
-    assert info.value.args[0] == dcache.F_DMA_READ_DIRTY and info.value.args[3] == 130
+    assert info.value.args[0] == dcache_checks.F_DMA_READ_DIRTY and info.value.args[3] == 130
     with pytest.raises(Fault) as info:
         c.dma(0, 190, 4, hb.WRITE)            # any byte of the dirty line: its write-back would undo it
-    assert info.value.args[0] == dcache.F_DMA_WRITE_DIRTY and info.value.args[4] == 31
+    assert info.value.args[0] == dcache_checks.F_DMA_WRITE_DIRTY and info.value.args[4] == 31
     c.dma(0, 192, 64, hb.WRITE)               # the next line is free
 
 

@@ -4,8 +4,8 @@ Rules declare each access an instruction makes (``Lowerer.local_access`` /
 ``Lowerer.gm_access``, and the strided forms below); at check level ``full``
 the generated code calls these functions before the instruction runs.  They
 dispatch to the race checker's shadows (:mod:`npuemu.isa.local_shadow`,
-:mod:`npuemu.isa.gm_shadow`) and, for GM, to the
-DCache model (:mod:`npuemu.isa.dcache`), so instructions themselves stay
+:mod:`npuemu.isa.gm_shadow`) and, for GM, to the DCache checks
+(:mod:`npuemu.isa.dcache_checks`), so instructions themselves stay
 check-free.  The level-0 helpers compute how far a mask/repeat instruction
 reaches into an operand, as the instruction itself will, without faulting:
 a bad parameter is the instruction's to report.
@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from .linkage import instruction
-from . import dcache, gm_shadow, hb, local_shadow
+from . import dcache_checks, gm_shadow, hb, local_shadow
 from . import state as S
 from .vec_cast import operand_reach
 from .vmask import bits_from_count, lanes_used
@@ -44,7 +44,7 @@ def gm_access(st, sh, gsh, dc, pipe, rid, off, nbytes, write, loc):
     # ---- DCache: DMA bypasses every core's DCache, so it must not read bytes still dirty in one
     # (missing data_cache_clean_and_invalid after set_value) nor write into a dirty line.
     if pipe != hb.S:
-        dcache.check_dma(st, dc, rid, off, nbytes, write, loc)
+        dcache_checks.check_dma(st, dc, rid, off, nbytes, write, loc)
     # ---- end DCache
     # ---- races: this core's pipes, and other cores (see gm_shadow.gm)
     gm_shadow.gm(st, sh, gsh[rid], rid, pipe, off, nbytes, write, loc)
