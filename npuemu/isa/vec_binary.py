@@ -1,21 +1,20 @@
 """Binary vector instructions: ``dst = src0 (op) src1`` element-wise on UB tensors.
 
-Two loops serve every operation:
+Two forms serve every operation:
 
 * the count form (``op(dst, src0, src1, count)``), a contiguous loop over the
   first ``count`` elements that LLVM vectorises;
-* the level-0 form, one strided loop over repeats and DataBlocks driven by the
-  mask register (see :mod:`npuemu.isa.vmask`); lanes the mask leaves off keep
-  the destination's old value, and repeats run in order, so a destination
-  that is also a source with repeat stride 0 accumulates.  Unmasked calls with
-  the default strides take a contiguous path as fast as the count form.
+* the level-0 form, driven by the mask register: the traversal shared by
+  every element-wise family (:mod:`npuemu.isa.level0`) runs this module's
+  lane over the repeats and DataBlocks (see :mod:`npuemu.isa.vmask`).
 
-Each loop is specialised per operation and storage dtype by a factory; the
+Each form is specialised per operation and storage dtype by a factory; the
 operation's lane function is one of the small scalar functions in
 :data:`SCALAR`.  The factory closes over the op *code*, and :func:`apply`
 (an overload resolved at compile time) calls ``SCALAR[op]``: Numba caches a
 closure over plain constants across processes, but not one over another
-compiled function.
+compiled function (the level-0 lane goes through ``level0.lane`` for the
+same reason).
 
 Numerics:
 
@@ -40,6 +39,7 @@ from numba.extending import overload
 
 from .linkage import instruction
 from ..numerics.half import f16_to_f32, f32_to_f16
+from . import level0
 from . import vmask as vm
 from .common import as_type_of
 
@@ -142,6 +142,18 @@ def make_count_op(op, storage, half):
     return run
 
 
+def _lane(op, half):
+    """``d[t] = op(a[t], b[t])`` (:mod:`npuemu.isa.level0`); float16 lanes widened and rounded back once."""
+    fn = SCALAR[op]
+    if half:
+        def run(d, a, b, t, s):
+            d[t] = f32_to_f16(fn(f16_to_f32(a[t]), f16_to_f32(b[t])))
+    else:
+        def run(d, a, b, t, s):
+            d[t] = fn(a[t], b[t])
+    return njit(error_model="numpy")(run)
+
+
 def make_level0_op(op, storage, half):
     """``op(dst, src0, src1, mask, repeat_times, BinaryRepeatParams, is_set_mask)`` for one storage dtype.
 
@@ -149,48 +161,19 @@ def make_level0_op(op, storage, half):
     (``mask_lo`` lanes); the six strides are the BinaryRepeatParams fields.
     """
     esize = np.dtype(storage).itemsize
-    epb = 32 // esize
+    epb = (32 // esize,) * 3
     lanes = 256 // esize
+    name = level0.lane(f"{__name__}.{op}.{np.dtype(storage).name}.{int(half)}", _lane(op, half))
 
     @instruction(error_model="numpy")
     def run(st, lm, dst, dst_len, s0, s0_len, s1, s1_len, is_set_mask, mask_is_bits, mask_lo, mask_hi,
             repeat, dblk, s0blk, s1blk, drep, s0rep, s1rep, loc):
-        counter, lo, hi, repeats, total, top, every = vm.binary_plan(
-            st, dst, dst_len, s0, s0_len, s1, s1_len, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat,
-            dblk, s0blk, s1blk, drep, s0rep, s1rep, esize, loc)
+        plan = vm.binary_plan(st, dst, dst_len, s0, s0_len, s1, s1_len, is_set_mask, mask_is_bits, mask_lo,
+                              mask_hi, repeat, dblk, s0blk, s1blk, drep, s0rep, s1rep, esize, loc)
         d = lm[dst:dst + dst_len * esize].view(storage)
         a = lm[s0:s0 + s0_len * esize].view(storage)
         b = lm[s1:s1 + s1_len * esize].view(storage)
-        dense = dblk == 1 and s0blk == 1 and s1blk == 1 and drep == 8 and s0rep == 8 and s1rep == 8
-        if every and dense:
-            runs, length, stride = vm.dense_runs(counter, repeats, total, top, lanes)
-            for r in range(runs):
-                # slices, so the loop index starts at 0 and LLVM can vectorise without wraparound checks
-                dd = d[r * stride:r * stride + length]
-                aa = a[r * stride:r * stride + length]
-                bb = b[r * stride:r * stride + length]
-                for t in range(length):
-                    if half:
-                        dd[t] = f32_to_f16(apply(op, f16_to_f32(aa[t]), f16_to_f32(bb[t])))
-                    else:
-                        dd[t] = apply(op, aa[t], bb[t])
-            return
-        on = vm.lane_table(lo, hi, lanes)
-        for r in range(repeats):
-            n = min(lanes, total - r * lanes) if counter else top
-            # one DataBlock at a time: its lanes are consecutive elements of every operand
-            for e0 in range(0, n, epb):
-                m = min(epb, n - e0)
-                i = vm.element(r, e0, dblk, drep, epb)
-                j = vm.element(r, e0, s0blk, s0rep, epb)
-                k = vm.element(r, e0, s1blk, s1rep, epb)
-                dd, aa, bb = d[i:i + m], a[j:j + m], b[k:k + m]
-                for t in range(m):
-                    if every or on[e0 + t]:
-                        if half:
-                            dd[t] = f32_to_f16(apply(op, f16_to_f32(aa[t]), f16_to_f32(bb[t])))
-                        else:
-                            dd[t] = apply(op, aa[t], bb[t])
+        level0.walk(name, plan, d, a, b, 0, (dblk, s0blk, s1blk), (drep, s0rep, s1rep), epb, lanes)
 
     return run
 

@@ -2,8 +2,9 @@
 
 ``adds``, ``muls``, ``maxs``, ``mins``, ``leaky_relu``, ``shift_left``,
 ``shift_right`` and ``axpy`` (``dst = src * scalar + dst``), each in the count
-form and the level-0 (mask/repeat) form with UnaryRepeatParams.  The loops and
-their specialisation follow :mod:`npuemu.isa.vec_binary`.
+form and the level-0 (mask/repeat) form with UnaryRepeatParams.  The forms and
+their specialisation follow :mod:`npuemu.isa.vec_binary`; the level-0 form
+runs its lane through :mod:`npuemu.isa.level0`.
 
 The scalar arrives as a float64 (float data) or int64 (integer data) and is
 first converted to the element type, as the hardware takes it: integers wrap
@@ -31,6 +32,7 @@ from numba.extending import overload
 from .linkage import instruction
 from .. import errors
 from ..numerics.half import f16_to_f32, f32_to_f16
+from . import level0
 from . import vmask as vm
 from .common import as_type_of
 from .fault import Fault, register
@@ -142,16 +144,29 @@ def make_count_op(op, dst_storage, dst_half, src_storage, src_half):
     return run
 
 
+def _lane(op, dst_half, src_half):
+    """``d[t] = op(a[t], s, d[t])`` (:mod:`npuemu.isa.level0`); float16 lanes widened and rounded back once."""
+    fn = SCALAR[op]
+
+    def run(d, a, b, t, s):
+        x = f16_to_f32(a[t]) if src_half else a[t]
+        old = f16_to_f32(d[t]) if dst_half else d[t]
+        v = fn(x, s, old)
+        d[t] = f32_to_f16(v) if dst_half else v
+
+    return njit(error_model="numpy")(run)
+
+
 def make_level0_op(op, dst_storage, dst_half, src_storage, src_half):
     """``op(dst, src, scalar, mask, repeat_times, UnaryRepeatParams, is_set_mask)`` for one dtype pair."""
     dsize = np.dtype(dst_storage).itemsize
     ssize = np.dtype(src_storage).itemsize
-    dpb = 32 // dsize                   # elements per DataBlock of each operand
-    spb = 32 // ssize
-    step = min(dpb, spb)                # lanes that stay inside one DataBlock of both operands
+    epb = (32 // dsize, 32 // ssize, 32 // ssize)       # elements per DataBlock of dst, src (and src again)
     lanes = 256 // max(dsize, ssize)
     shift = op in (SHIFT_LEFT, SHIFT_RIGHT)
     bits = 8 * ssize
+    name = level0.lane(f"{__name__}.{op}.{np.dtype(dst_storage).name}.{int(dst_half)}."
+                       f"{np.dtype(src_storage).name}.{int(src_half)}", _lane(op, dst_half, src_half))
 
     @instruction(error_model="numpy")
     def run(st, lm, dst, dst_len, src, src_len, scalar, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat,
@@ -162,36 +177,11 @@ def make_level0_op(op, dst_storage, dst_half, src_storage, src_half):
             s = src_storage(scalar)
         if shift and (s < 0 or s > bits):
             raise Fault(F_SHIFT, loc, s, bits, 0)
-        counter, lo, hi, repeats, total, top, every = vm.unary_plan(
-            st, dst, dst_len, src, src_len, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat,
-            dblk, sblk, drep, srep, dsize, ssize, loc)
+        plan = vm.unary_plan(st, dst, dst_len, src, src_len, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat,
+                             dblk, sblk, drep, srep, dsize, ssize, loc)
         d = lm[dst:dst + dst_len * dsize].view(dst_storage)
         a = lm[src:src + src_len * ssize].view(src_storage)
-        if every and dblk == 1 and sblk == 1 and drep * dpb == lanes and srep * spb == lanes:
-            runs, length, stride = vm.dense_runs(counter, repeats, total, top, lanes)
-            for r in range(runs):
-                dd = d[r * stride:r * stride + length]
-                aa = a[r * stride:r * stride + length]
-                for t in range(length):
-                    x = f16_to_f32(aa[t]) if src_half else aa[t]
-                    old = f16_to_f32(dd[t]) if dst_half else dd[t]
-                    v = apply(op, x, s, old)
-                    dd[t] = f32_to_f16(v) if dst_half else v
-            return
-        on = vm.lane_table(lo, hi, lanes)
-        for r in range(repeats):
-            n = min(lanes, total - r * lanes) if counter else top
-            for e0 in range(0, n, step):
-                m = min(step, n - e0)
-                i = vm.element(r, e0, dblk, drep, dpb)
-                j = vm.element(r, e0, sblk, srep, spb)
-                dd, aa = d[i:i + m], a[j:j + m]
-                for t in range(m):
-                    if every or on[e0 + t]:
-                        x = f16_to_f32(aa[t]) if src_half else aa[t]
-                        old = f16_to_f32(dd[t]) if dst_half else dd[t]
-                        v = apply(op, x, s, old)
-                        dd[t] = f32_to_f16(v) if dst_half else v
+        level0.walk(name, plan, d, a, None, s, (dblk, sblk, sblk), (drep, srep, srep), epb, lanes)
 
     return run
 

@@ -2,10 +2,11 @@
 
 ``abs``, ``exp``, ``ln``, ``sqrt``, ``rsqrt``, ``reciprocal``, ``relu`` and
 ``bitwise_not``, each in the count form and the level-0 (mask/repeat) form
-with UnaryRepeatParams.  The loops and their specialisation follow
+with UnaryRepeatParams.  The forms and their specialisation follow
 :mod:`npuemu.isa.vec_binary`: one factory per form, the operation entering as
 an op code that :func:`apply` maps to one of the scalar functions in
-:data:`SCALAR`.
+:data:`SCALAR`; the level-0 form runs its lane through
+:mod:`npuemu.isa.level0`.
 
 Numerics.  ``abs``, ``relu``, ``sqrt`` and ``reciprocal`` are computed in
 float32 (float16 data widened exactly) and rounded once to the destination
@@ -30,6 +31,7 @@ from numba.extending import overload
 
 from .linkage import instruction
 from ..numerics.half import f16_to_f32, f32_to_f16
+from . import level0
 from . import vmask as vm
 from .common import as_type_of
 
@@ -139,50 +141,36 @@ def make_count_op(op, storage, half):
     return run
 
 
+def _lane(op, half):
+    """``d[t] = op(a[t])`` (:mod:`npuemu.isa.level0`); float16 lanes widened and rounded back once."""
+    fn = SCALAR[op]
+    if half and op in WIDE:
+        def run(d, a, b, t, s):
+            d[t] = f64_to_f16(fn(f16_to_f32(a[t])))
+    elif half:
+        def run(d, a, b, t, s):
+            d[t] = f32_to_f16(fn(f16_to_f32(a[t])))
+    else:
+        def run(d, a, b, t, s):
+            d[t] = fn(a[t])
+    return njit(error_model="numpy")(run)
+
+
 def make_level0_op(op, storage, half):
     """``op(dst, src, mask, repeat_times, UnaryRepeatParams, is_set_mask)`` for one storage dtype."""
     esize = np.dtype(storage).itemsize
-    epb = 32 // esize
+    epb = (32 // esize,) * 3
     lanes = 256 // esize
-    wide = op in WIDE
+    name = level0.lane(f"{__name__}.{op}.{np.dtype(storage).name}.{int(half)}", _lane(op, half))
 
     @instruction(error_model="numpy")
     def run(st, lm, dst, dst_len, src, src_len, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat,
             dblk, sblk, drep, srep, loc):
-        counter, lo, hi, repeats, total, top, every = vm.unary_plan(
-            st, dst, dst_len, src, src_len, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat,
-            dblk, sblk, drep, srep, esize, esize, loc)
+        plan = vm.unary_plan(st, dst, dst_len, src, src_len, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat,
+                             dblk, sblk, drep, srep, esize, esize, loc)
         d = lm[dst:dst + dst_len * esize].view(storage)
         a = lm[src:src + src_len * esize].view(storage)
-        if every and dblk == 1 and sblk == 1 and drep == 8 and srep == 8:
-            runs, length, stride = vm.dense_runs(counter, repeats, total, top, lanes)
-            for r in range(runs):
-                dd = d[r * stride:r * stride + length]
-                aa = a[r * stride:r * stride + length]
-                for t in range(length):
-                    if half and wide:
-                        dd[t] = f64_to_f16(apply(op, f16_to_f32(aa[t])))
-                    elif half:
-                        dd[t] = f32_to_f16(apply(op, f16_to_f32(aa[t])))
-                    else:
-                        dd[t] = apply(op, aa[t])
-            return
-        on = vm.lane_table(lo, hi, lanes)
-        for r in range(repeats):
-            n = min(lanes, total - r * lanes) if counter else top
-            for e0 in range(0, n, epb):
-                m = min(epb, n - e0)
-                i = vm.element(r, e0, dblk, drep, epb)
-                j = vm.element(r, e0, sblk, srep, epb)
-                dd, aa = d[i:i + m], a[j:j + m]
-                for t in range(m):
-                    if every or on[e0 + t]:
-                        if half and wide:
-                            dd[t] = f64_to_f16(apply(op, f16_to_f32(aa[t])))
-                        elif half:
-                            dd[t] = f32_to_f16(apply(op, f16_to_f32(aa[t])))
-                        else:
-                            dd[t] = apply(op, aa[t])
+        level0.walk(name, plan, d, a, None, 0, (dblk, sblk, sblk), (drep, srep, srep), epb, lanes)
 
     return run
 
