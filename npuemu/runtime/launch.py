@@ -131,6 +131,18 @@ class _Launch:
     debug: bool
 
     def run(self) -> None:
+        try:
+            self._run()
+        except errors.NpuemuError as exc:
+            # The frames below hold the launch's arrays (memories, shadows, the cores' arguments); a traceback
+            # through them would keep those alive until the garbage collector finds the cycle, so a program
+            # that catches faults in a loop would grow.  The error's message already names the kernel line.
+            exc.__traceback__ = None
+            if exc.__suppress_context__:
+                exc.__context__ = None
+            raise exc
+
+    def _run(self) -> None:
         binary, block_dim, scalars = self.binary, self.block_dim, self.scalars
         facts = binary.facts
         cores = core_plan(binary.kernel_type, block_dim)

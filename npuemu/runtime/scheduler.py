@@ -34,6 +34,7 @@ import numpy as np
 from .. import errors
 from ..isa import cross_core as X
 from ..isa import state as S
+from ..isa.fault import Fault
 from .cores import AIC, AIV, CoreSpec, Residency
 
 OnFault = Callable[[BaseException, int], None]     # (exception, core slot) -> raises
@@ -90,6 +91,10 @@ def _finish(gen: Any) -> BaseException | None:
     except StopIteration:
         pass
     except Exception as exc:  # noqa: BLE001 - classified by the launcher
+        if isinstance(exc, Fault):
+            # a fault's traceback is no use (the launcher names the kernel line) and would tie the core's
+            # arrays into a reference cycle with the thread pool's future that returns it
+            exc.__traceback__ = None
         return exc
     return None
 
