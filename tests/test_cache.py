@@ -130,7 +130,8 @@ def test_concurrent_processes_compiling_the_same_kernel(tmp_path):
     kernel_dir = cache / "npuemu_kernels"
     source = Path(after["path"])
     assert sorted(p.name for p in kernel_dir.iterdir() if p.is_file()) == \
-           sorted(["__init__.py", source.name, source.with_suffix(".links").name])   # no temporary files
+           sorted(["__init__.py", source.name, *(source.with_suffix(s).name for s in (".links", ".manifest", ".lock"))])
+    # (no temporary files; the lock file is where processes compiling this entry wait for each other)
     # each instruction the kernel calls by symbol is listed once, however many processes compiled it
     links = source.with_suffix(".links").read_text().splitlines()
     assert links and len(links) == len(set(links))
