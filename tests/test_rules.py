@@ -123,10 +123,15 @@ def _bound_stubs() -> list:
         if variadic and not typing.get_overloads(fn):
             continue        # printf, set_vector_mask: bound by hand
         out.append(t)
-    return sorted(out, key=repr)
+    return sorted(out, key=_stub_id)
 
 
-@pytest.mark.parametrize("stub", _bound_stubs(), ids=repr)
+def _stub_id(stub) -> str:
+    """``vec_binary.add``: stable across processes (pytest-xdist workers must collect the same ids)."""
+    return f"{stub.__module__.rpartition('.')[2]}.{getattr(stub, '__qualname__', stub)}"
+
+
+@pytest.mark.parametrize("stub", _bound_stubs(), ids=_stub_id)
 def test_every_stub_a_rule_binds_to_has_readable_forms(stub):
     forms = binding.forms(stub)
     assert forms

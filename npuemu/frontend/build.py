@@ -31,7 +31,6 @@ from ..options import Options
 from ..platform import Platform, get_platform
 from .fingerprint import compiler_fingerprint, describe_value
 from .kernel import KernelFunction
-from . import rules  # noqa: F401 - registers the lowering rules
 from .lower import Lowerer
 from .source import parse_function
 from .specialize import ArgKind

@@ -7,9 +7,7 @@ lowering itself.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field
 
 from ..binary.facts import DumpSite, KernelFacts, PrintfFormat, ScalarParam
 from ..language.enums import KernelType
@@ -39,39 +37,4 @@ class LoweringFacts:
                            gm_params=tuple(gm_params), scalar_params=tuple(scalar_params))
 
 
-class FlagsView(MutableMapping[str, Any]):
-    """The fields of a :class:`LoweringFacts` under their names as string keys.
-
-    For callers that still use the former ``Lowerer.flags`` dict while they
-    move to ``Lowerer.facts``; rules use ``lw.facts``.
-    """
-
-    def __init__(self, facts: LoweringFacts):
-        self._facts = facts
-
-    def __getitem__(self, key: str) -> Any:
-        return getattr(self._facts, _field(key))
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        setattr(self._facts, _field(key), value)
-
-    def __delitem__(self, key: str) -> None:
-        raise TypeError("a lowering fact cannot be deleted")
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(_FIELDS)
-
-    def __len__(self) -> int:
-        return len(_FIELDS)
-
-
-_FIELDS = tuple(f.name for f in fields(LoweringFacts))
-
-
-def _field(key: str) -> str:
-    if key not in _FIELDS:
-        raise KeyError(key)
-    return key
-
-
-__all__ = ["LoweringFacts", "FlagsView", "KernelFacts", "PrintfFormat", "DumpSite", "ScalarParam"]
+__all__ = ["LoweringFacts", "KernelFacts", "PrintfFormat", "DumpSite", "ScalarParam"]
