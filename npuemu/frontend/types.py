@@ -199,10 +199,6 @@ def scalar(kind: str, expr: str) -> Value:
     return Value(ScalarT(kind), code=(expr,))
 
 
-def is_runtime_scalar(v: Value) -> bool:
-    return isinstance(v.type, ScalarT)
-
-
 def is_number(v: Value) -> bool:
     """A runtime scalar or a numeric constant."""
     if isinstance(v.type, ScalarT):

@@ -92,11 +92,6 @@ def is_int_like(v: Value) -> bool:
     return v.is_const and isinstance(v.const, int)
 
 
-def tensor_args(v: Value) -> list[str]:
-    """Runtime components of a LocalTensor as isa arguments: address, element count."""
-    return [v.code[0], v.code[1]]
-
-
 # --------------------------------------------------------------------------- vector instruction arguments
 
 
