@@ -79,8 +79,8 @@ def test_strided_copy_matches_numpy(mode, rng, p1, p2, p3):
 
 def test_strided_gm_read_past_set_global_buffer_size(mode):
     x = np.arange(128, dtype=np.int32)
-    with pytest.raises(errors.BoundsError, match=r"touches 64 elements of a GlobalTensor whose "
-                                                 r"set_global_buffer size is 32"):
+    with pytest.raises(errors.BoundsError, match=r"touches 64 elements of a GlobalTensor that holds 32: it starts "
+                                                 r"at element 0 of GM argument 'x' \(512 bytes\)"):
         _run_strided(mode, x, np.zeros(128, np.int32), (2, 4, 0, 0), (0, 1, 0, 0), (0, 1, 0, 0), x_size=32)
 
 

@@ -88,7 +88,7 @@ def nd2nz(st, lm, g, dst, dst_len, rid, off, size, nd_num, n, d, src_mstride, sr
     dst_end = ((nd_num - 1) * dst_mstride * esize + (n - 1) * n_stride * C0 + (nblk - 1) * c0_stride * C0 + C0)
     cc.check_extent(dst_end, dst_len * esize, cc.DST, loc)
     src_end = (nd_num - 1) * src_mstride * esize + (n - 1) * src_d * esize + row_bytes
-    check_gm_size(size, (src_end + esize - 1) // esize, loc)
+    check_gm_size(size, (src_end + esize - 1) // esize, rid, off, esize, loc)
     check_gm(g, rid, off, src_end, loc)
     for i in range(nd_num):
         s_mat = off + i * src_mstride * esize
@@ -239,7 +239,7 @@ def load2d_gm(st, lm, g, dst, dst_len, dst_hw, rid, off, size, start, repeat, ss
     cc.check_param(dgap, 0, U16, 11, loc)
     _check_l0(st, dst, dst_hw, cc.DST, loc)
     src_end = (start + (repeat - 1) * sstride + 1) * FRACTAL
-    check_gm_size(size, src_end // esize, loc)
+    check_gm_size(size, src_end // esize, rid, off, esize, loc)
     check_gm(g, rid, off, src_end, loc)
     cc.check_extent((repeat - 1) * (1 + dgap) * FRACTAL + FRACTAL, dst_len * esize, cc.DST, loc)
     for r in range(repeat):

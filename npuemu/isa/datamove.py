@@ -58,6 +58,8 @@ F_BLOCK_LEN_ALIGN = 106
 F_PAD_WIDTH = 107
 F_PAD_B64 = 108
 
+_RID_SLOTS = 1024     # F_GM_SIZE packs the GM region and the tensor's first element into one argument
+
 # names of the parameter fields F_PARAM reports (its third argument indexes this)
 FIELD_BLOCK_COUNT = 0
 FIELD_BLOCK_LEN = 1
@@ -76,8 +78,10 @@ register({
                lambda a, b, c, env: Message(f"the copy touches GM bytes [{a}, {a + b}) outside {env.region(c)}",
                                             buffer=env.region_name(c))),
     F_GM_SIZE: (errors.BoundsError,
-                lambda a, b, c, env: f"the copy touches {a} elements of a GlobalTensor whose "
-                                     f"set_global_buffer size is {b}"),
+                lambda a, b, c, env: Message(
+                    f"the copy touches {a} elements of a GlobalTensor that holds {b}: it starts at element "
+                    f"{c // _RID_SLOTS} of {env.region(c % _RID_SLOTS)} and holds its set_global_buffer size "
+                    f"less the offset of any slice (g[k:]) taken of it", buffer=env.region_name(c % _RID_SLOTS))),
     F_LOCAL_SIZE: (errors.BoundsError,
                    lambda a, b, c, env: f"the copy needs {a} bytes of the {('destination', 'source')[c]} "
                                         f"local tensor, which holds only {b} bytes"),
@@ -121,10 +125,11 @@ def check_gm(g, rid, off, nbytes, loc):
 
 
 @njit(cache=True, inline="always")
-def check_gm_size(size, nelem, loc):
-    """``size`` is the set_global_buffer size in elements (-1 when not given)."""
+def check_gm_size(size, nelem, rid, off, esize, loc):
+    """``nelem`` elements fit in a GlobalTensor of ``size`` elements (-1: unbounded) that starts at byte
+    ``off`` of region ``rid``; the fault says where the tensor starts, for sliced tensors (``g[k:]``)."""
     if size >= 0 and nelem > size:
-        raise Fault(F_GM_SIZE, loc, nelem, size, 0)
+        raise Fault(F_GM_SIZE, loc, nelem, size, (off // esize) * _RID_SLOTS + rid)
 
 
 @njit(cache=True, inline="always")
@@ -171,7 +176,7 @@ def gm_to_local(lm, g, dst, dst_len, rid, off, size, count, esize, loc):
         raise Fault(F_NEG, loc, count, 0, 0)
     nbytes = count * esize // BLOCK * BLOCK
     check_local(dst, nbytes, dst_len * esize, loc)
-    check_gm_size(size, nbytes // esize, loc)
+    check_gm_size(size, nbytes // esize, rid, off, esize, loc)
     check_gm(g, rid, off, nbytes, loc)
     memmove(lm, dst, g, off, nbytes)
 
@@ -183,7 +188,7 @@ def local_to_gm(g, lm, rid, off, size, src, src_len, count, esize, loc):
         raise Fault(F_NEG, loc, count, 0, 0)
     nbytes = count * esize // BLOCK * BLOCK
     check_local(src, nbytes, src_len * esize, loc, SRC)
-    check_gm_size(size, nbytes // esize, loc)
+    check_gm_size(size, nbytes // esize, rid, off, esize, loc)
     check_gm(g, rid, off, nbytes, loc)
     memmove(g, off, lm, src, nbytes)
 
@@ -213,7 +218,7 @@ def gm_to_local_strided(lm, g, dst, dst_len, rid, off, size, count, blen, sgap, 
     dstep = (blen + dgap) * BLOCK
     src_extent = _extent(count, sstep, nb)
     check_local(dst, _extent(count, dstep, nb), dst_len * esize, loc)
-    check_gm_size(size, src_extent // esize, loc)
+    check_gm_size(size, src_extent // esize, rid, off, esize, loc)
     check_gm(g, rid, off, src_extent, loc)
     for i in range(count):
         memmove(lm, dst + i * dstep, g, off + i * sstep, nb)
@@ -230,7 +235,7 @@ def local_to_gm_strided(g, lm, rid, off, size, src, src_len, count, blen, sgap, 
     dstep = (blen + dgap) * BLOCK
     dst_extent = _extent(count, dstep, nb)
     check_local(src, _extent(count, sstep, nb), src_len * esize, loc, SRC)
-    check_gm_size(size, dst_extent // esize, loc)
+    check_gm_size(size, dst_extent // esize, rid, off, esize, loc)
     check_gm(g, rid, off, dst_extent, loc)
     for i in range(count):
         memmove(g, off + i * dstep, lm, src + i * sstep, nb)
@@ -385,7 +390,7 @@ def gm_to_ub_pad(lm, st, g, dst, dst_len, rid, off, size, count, blen, sgap, dga
     src_extent = _extent(count, sstep, blen)
     # dummy bytes may run to the end of the tensor's last 32-byte block
     check_local(dst, _extent(count, dstep, footprint), _blocks(dst_len * esize), loc)
-    check_gm_size(size, (src_extent + esize - 1) // esize, loc)
+    check_gm_size(size, (src_extent + esize - 1) // esize, rid, off, esize, loc)
     check_gm(g, rid, off, src_extent, loc)
     mode = st[S.PAD_VALUE_SET]
     defined = mode != S.PAD_UNSET
@@ -414,7 +419,7 @@ def ub_to_gm_pad(g, lm, rid, off, size, src, src_len, count, blen, sgap, dgap, l
     dstep = blen + dgap
     dst_extent = _extent(count, dstep, blen)
     check_local(src, _extent(count, sstep, footprint), _blocks(src_len * esize), loc, SRC)
-    check_gm_size(size, (dst_extent + esize - 1) // esize, loc)
+    check_gm_size(size, (dst_extent + esize - 1) // esize, rid, off, esize, loc)
     check_gm(g, rid, off, dst_extent, loc)
     for i in range(count):
         memmove(g, off + i * dstep, lm, src + i * sstep, blen)

@@ -48,8 +48,8 @@ register({
     F_DUMP_ALIGN: (errors.AlignmentError,
                    lambda a, b, c, env: f"dump_tensor: local tensor address {a} is not {b}-byte aligned"),
     F_DUMP_GM_SIZE: (errors.BoundsError,
-                     lambda a, b, c, env: f"dump_tensor of {a} elements from a GlobalTensor whose "
-                                          f"set_global_buffer size is {b}"),
+                     lambda a, b, c, env: f"dump_tensor of {a} elements from a GlobalTensor that holds {b} "
+                                          f"(its set_global_buffer size less the offset of any slice taken)"),
     F_DUMP_GM_OOB: (errors.BoundsError,
                     lambda a, b, c, env: Message(f"dump_tensor reads GM bytes [{a}, {a + b}) outside "
                                                  f"{env.region(c)}", buffer=env.region_name(c))),

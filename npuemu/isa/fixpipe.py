@@ -191,7 +191,7 @@ def fixpipe(st, lm, out, dst, dst_len, to_l1, rid, size, src, src_len, scales, s
     if to_l1:
         cc.check_extent(dst_end, dst_len * oes, cc.DST, loc)
     else:
-        check_gm_size(size, (dst_end + oes - 1) // oes, loc)
+        check_gm_size(size, (dst_end + oes - 1) // oes, rid, dst, oes, loc)
         check_gm(out, rid, dst, dst_end, loc)
     # the common case: float32 to float32/float16/bfloat16 ND rows, perhaps straight from the product
     rows = not nz_out and src_kind == K_F32 and (mode == NOQ or mode == F322F16 or mode == F322BF16)

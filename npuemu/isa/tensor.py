@@ -32,7 +32,8 @@ register({
     F_SUB_OOB: (errors.BoundsError,
                 lambda a, b, c, env: f"sub-tensor at element {a} of a tensor of {b} elements"),
     F_ELEM_OOB: (errors.BoundsError,
-                 lambda a, b, c, env: f"element {a} of a tensor of {b} elements"),
+                 lambda a, b, c, env: f"element {a} of a tensor of {b} elements" if b >= 0 else
+                 f"element {a}: a negative index (the GlobalTensor has no size: set_global_buffer was given none)"),
     F_GM_ELEM_OOB: (errors.BoundsError,
                     lambda a, b, c, env: Message(f"scalar access to byte offset {a} is outside {env.region(b)}",
                                                  "S", env.region_name(b))),
