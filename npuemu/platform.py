@@ -119,8 +119,8 @@ class Platform:
         if negative or p.cube_freq_mhz <= 0:
             raise PlatformError(f"platform {name}: {', '.join(negative) or 'cube_freq_mhz'} must be "
                                 f"{'non-negative' if negative else 'positive'}")
-        if p.aiv_count < 1 or p.ub_size < 1024 or p.ub_size % 32:
-            raise PlatformError(f"platform {name}: need at least one AIV and a UB of >= 1 KiB in 32-byte units")
+        if p.aiv_count + p.aic_count < 1 or p.ub_size < 1024 or p.ub_size % 32:
+            raise PlatformError(f"platform {name}: need at least one core and a UB of >= 1 KiB in 32-byte units")
         sets = p.dcache_bytes // (p.dcache_line * p.dcache_ways) if p.dcache_line > 0 and p.dcache_ways > 0 else 0
         if p.dcache_line < 8 or p.dcache_line & (p.dcache_line - 1) or sets < 1 or sets & (sets - 1) \
                 or sets * p.dcache_line * p.dcache_ways != p.dcache_bytes:

@@ -112,7 +112,7 @@ def test_custom_profile_records_what_the_user_set():
 
 @pytest.mark.parametrize("overrides, message", [
     ({"no_such_field": 1}, "unknown platform fields"),
-    ({"aiv_count": 0}, "at least one AIV"),
+    ({"aiv_count": 0, "aic_count": 0}, "at least one core"),
     ({"ub_size": 1000}, "UB"),
     ({"l1_size": -1}, "non-negative"),
     ({"cube_freq_mhz": 0.0}, "positive"),

@@ -70,14 +70,20 @@ class Residency:
 
 
 def residency(kernel_type: KernelType, block_dim: int, platform: Platform) -> Residency:
-    """The blocks of a launch of ``block_dim`` blocks and how many of them fit on ``platform`` at once."""
+    """The blocks of a launch of ``block_dim`` blocks and how many of them fit on ``platform`` at once.
+
+    An AI Core is one AIC with its AIVs (``aiv_count // aic_count`` of them): a
+    mix block needs a whole AI Core with enough AIVs, so a part with one AIV
+    per AI Core hosts no MIX_AIC_1_2 block at all, however many AIVs it has.
+    """
     n = block_dim
+    per_core = platform.aiv_count // platform.aic_count if platform.aic_count else 0
     if kernel_type == KernelType.MIX_AIC_1_1:
-        return Residency(tuple((i, n + i) for i in range(n)), min(platform.aic_count, platform.aiv_count),
+        return Residency(tuple((i, n + i) for i in range(n)), platform.aic_count if per_core >= 1 else 0,
                          "AI Core")
     if kernel_type == KernelType.MIX_AIC_1_2:
         return Residency(tuple((i, n + 2 * i, n + 2 * i + 1) for i in range(n)),
-                         min(platform.aic_count, platform.aiv_count // 2), "AI Core")
+                         platform.aic_count if per_core >= 2 else 0, "AI Core")
     on_aic = core_plan(kernel_type, 1)[0].core_type == AIC
     return Residency(tuple((i,) for i in range(n)), platform.aic_count if on_aic else platform.aiv_count,
                      "AIC core" if on_aic else "AIV core")
