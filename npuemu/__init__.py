@@ -14,7 +14,8 @@ from importlib import metadata as _metadata
 from .errors import (AlignmentError, BoundsError, CacheError, CapacityError, DCacheError, DeadlockError,
                      DivisionByZeroError, KernelCompileError, KernelFault, KernelTypeError, LaunchError,
                      NpuemuError, OverlapError, ParamRangeError, PlatformError, PositionError, QueueError,
-                     NumbaVersionError, RaceError, SourceLoc, SyncError, UninitializedReadError, UnknownAPIError,
+                     NumbaVersionError, RaceError, SourceLoc, SyncError, UnfreedTensorWarning,
+                     UninitializedReadError, UnknownAPIError,
                      UnsupportedSyntaxError)
 from .arrays import GMBuffer, gm_buffer
 
@@ -44,7 +45,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "__version__", "gm_buffer", "GMBuffer", "SourceLoc", "KernelBinary", "load_binary", "launch", "Stream",
-    "NpuemuError", "LaunchError", "PlatformError", "CacheError", "NumbaVersionError",
+    "NpuemuError", "LaunchError", "PlatformError", "CacheError", "NumbaVersionError", "UnfreedTensorWarning",
     "KernelCompileError", "UnsupportedSyntaxError", "KernelTypeError", "UnknownAPIError",
     "KernelFault", "BoundsError", "AlignmentError", "CapacityError", "QueueError", "ParamRangeError",
     "PositionError", "SyncError", "OverlapError", "DivisionByZeroError", "DeadlockError", "RaceError",

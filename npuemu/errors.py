@@ -23,6 +23,10 @@ class PlatformError(NpuemuError):
     """An unknown or inconsistent SoC platform profile."""
 
 
+class UnfreedTensorWarning(UserWarning):
+    """A queue buffer was still taken when a kernel ended (check level ``full``): a missing ``free_tensor``."""
+
+
 class CacheError(NpuemuError):
     """The kernel cache cannot be used: it cannot be created, or it is not safe to load code from."""
 

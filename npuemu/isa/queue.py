@@ -193,6 +193,7 @@ def alloc_tensor(st, qid, max_per_pos, loc):
             if st[S.POS_ALLOC + pos] > max_per_pos:
                 raise Fault(F_POS_LIMIT, loc, pos, max_per_pos, 0)
             st[q + S.Q_STATE + b] = S.BLK_ALLOCATED
+            st[q + S.Q_ALLOC_LOC + b] = loc          # a block never freed is reported with this line
             st[q + S.Q_CURSOR] = (b + 1) % n
             return st[q + S.Q_BASE] + b * st[q + S.Q_BLKLEN], st[q + S.Q_BLKLEN]
     raise Fault(F_NO_FREE, loc, n, 0, 0)

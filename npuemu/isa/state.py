@@ -67,7 +67,8 @@ Q_CURSOR = 7           # next block alloc_tensor tries
 Q_INIT_LOC = 8
 Q_STATE = 16           # per-block state, MAX_QUEUE_BLOCKS slots
 Q_RING = Q_STATE + MAX_QUEUE_BLOCKS
-QUEUE_STRIDE = Q_RING + MAX_QUEUE_BLOCKS
+Q_ALLOC_LOC = Q_RING + MAX_QUEUE_BLOCKS    # per block: the loc of the alloc_tensor that holds it
+QUEUE_STRIDE = Q_ALLOC_LOC + MAX_QUEUE_BLOCKS
 MAX_QUEUES = 32
 
 # TBuf: TBUF_BASE + bid * TBUF_STRIDE: [base address, length in bytes]

@@ -40,6 +40,7 @@ from .cores import (CoreSpec, check_placement, core_plan, cube_scratch_bytes, fi
                     recycle_local_memories, residency, type_layout)
 from .debuglog import print_launch_logs
 from .faults import FaultContext, raise_fault
+from .leftovers import warn_unfreed
 from .stream import Stream
 
 SYSTEM_REGION_BYTES = 64 * 1024     # least size of npuemu's own GM region (cross-core state and the like)
@@ -176,6 +177,7 @@ class _Launch:
                 shadows.check_launch(gsh, [ctx.region(i) for i in range(len(regions))], binary.locs,
                                      [c.label for c in cores], binary.name,
                                      buffers=[ctx.region_name(i) for i in range(len(regions))])
+                warn_unfreed(binary.name, cores, [s[0] for s in states], binary.locs)
         finally:
             for r in regions:
                 r.finish()
