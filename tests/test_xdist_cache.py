@@ -2,7 +2,7 @@
 
 tests/test_cache.py covers one kernel compiled by two processes at once.
 Here: Numba's cache index under concurrent saves (the race that
-``compiler._lock_numba_cache_index`` closes), processes compiling one
+``codegen.cache.lock_numba_cache_index`` closes), processes compiling one
 function for different argument types at the same moment, and a real
 ``pytest -n`` run whose workers compile the same fresh kernels into an empty
 cache and then load them from it.
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from npuemu.codegen import compiler
+from npuemu.codegen import cache
 
 numba_caching = pytest.importorskip("numba.core.caching")
 
@@ -67,7 +67,7 @@ def test_cache_index_saves_exclude_each_other(tmp_path):
 
 def test_the_lock_is_installed_once():
     before = numba_caching.IndexDataCacheFile.save
-    compiler._lock_numba_cache_index()
+    cache.lock_numba_cache_index()
     assert numba_caching.IndexDataCacheFile.save is before
     assert getattr(before, "_npuemu_locked", False)
 
@@ -224,7 +224,8 @@ def test_xdist_workers_share_a_cold_kernel_cache(tmp_path):
     kernel_dir = cache / "npuemu_kernels"
     source = Path(record["path"])
     assert sorted(p.name for p in kernel_dir.iterdir() if p.is_file()) == \
-        sorted(["__init__.py", source.name, source.with_suffix(".links").name])    # no temporary files
+        sorted(["__init__.py", source.name, *(source.with_suffix(s).name for s in (".links", ".manifest", ".lock"))])
+    # (no temporary files; the workers compiled the entry under its lock, one after the other)
     links = source.with_suffix(".links").read_text().splitlines()
     assert links and len(links) == len(set(links))                    # each callee listed once
     assert not list((kernel_dir / "__pycache__").glob("*.tmp.*"))     # nor half-written Numba files

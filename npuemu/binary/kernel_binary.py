@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..codegen import abi
-from ..codegen.cache import check_entry, ensure_package, find_entry, roots, write_atomic
+from ..codegen.cache import check_entry, ensure_package, find_entry, record_entry, roots, write_atomic
 from ..codegen.compiler import GeneratedModule, compile_native, generated_module
 from ..errors import LaunchError, SourceLoc
 from ..language.enums import KernelType
@@ -217,6 +217,8 @@ def _install(files: dict[str, bytes]) -> None:
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(target, data)
+    module = next(package / rel for rel in files if rel.endswith(".py") and "/" not in rel)
+    record_entry(module)        # the archive vouched for every file: the entry's manifest says so
 
 
 def _loc_json(loc: SourceLoc | None) -> Any:

@@ -4,7 +4,7 @@ A :class:`BinaryKey` names everything a binary's machine code depends on and
 nothing else:
 
 ==============  ===============================================================
-``kernel``      the kernel's ``module.qualname`` (for people; the source hash identifies it)
+``kernel``      the kernel's qualified name in its module (for people; the source hash identifies it)
 ``source``      sha256 of the kernel's source and of everything it refers to: helpers,
                 module constants, classes (``npuemu.frontend.fingerprint``); empty when
                 something it refers to has no stable description (then the binary is

@@ -158,7 +158,7 @@ def binary_key(kernel: KernelFunction, kinds: tuple[ArgKind, ...], options: Opti
     source = kernel.fingerprint or ""
     if any(s.value is None and s.kind in ("const", "struct") for s in specs):
         source = ""
-    return BinaryKey(kernel=kernel.qualified_name, source=source, args=specs,
+    return BinaryKey(kernel=kernel.key_name, source=source, args=specs,
                      kernel_type=options.resolved_kernel_type.name, platform=platform.name,
                      platform_profile=hashlib.sha256(platform.key.encode()).hexdigest(), check=options.check,
                      tiling_key=tiling_key, compiler=compiler_fingerprint())
@@ -191,7 +191,7 @@ def lower_binary(kernel: KernelFunction, kinds: tuple[ArgKind, ...], options: Op
     tested = frozenset(lw.facts.tiling_keys)
     check_tiling_key(kernel.__name__, tested, options.tiling_key)     # before anything is compiled
     key = binary_key(kernel, kinds, options, platform, options.tiling_key if tested else None)
-    origin = f"{kernel.qualified_name} ({os.path.basename(parsed.filename)}:{parsed.first_line})"
+    origin = f"{kernel.key_name} ({os.path.basename(parsed.filename)}:{parsed.first_line})"
     arrays = tuple(name for name, p in zip(params.arg_names, params.scalars) if p.kind.endswith("[]"))
     source = module_source(lw.em, lw.runtime_vars, params.arg_names, origin, key.describe(), lw.epilogue,
                            generator=lw.facts.blocking, gm_params=len(params.gm), array_params=arrays)

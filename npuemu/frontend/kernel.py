@@ -52,9 +52,13 @@ class KernelFunction:
                           f"or call it from another kernel")
 
     @property
-    def qualified_name(self) -> str:
-        """``module.qualname``: the kernel's name in binary keys."""
-        return f"{self.fn.__module__}.{self.fn.__qualname__}"
+    def key_name(self) -> str:
+        """The kernel's name in binary keys and generated headers: its qualified name within its module.
+
+        The module's name is left out: a script run as ``__main__`` and the same
+        file imported by its name (a pytest worker) build the same binary.
+        """
+        return self.fn.__qualname__
 
     @functools.cached_property
     def constexpr(self) -> frozenset[str]:
