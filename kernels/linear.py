@@ -117,6 +117,9 @@ def linear_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAd
 def vector_chunk(n: int, platform: Any = None) -> int:
     """Elements of a row the vector cores process at a time: what UB holds, at most :data:`VEC_MAX`."""
     p = get_platform(platform)
+    if not p.aic_count or p.aiv_count // p.aic_count < 2:
+        raise TilingError(f"linear runs as MIX_AIC_1_2, which needs AI Cores with two AIV cores each; {p.name} "
+                          f"has {p.aic_count} AIC and {p.aiv_count} AIV cores")
     fit = p.ub_size // UB_BYTES_PER_ELEMENT // VEC_ALIGN * VEC_ALIGN
     if fit < VEC_ALIGN:
         raise TilingError(f"the vector side of linear needs {VEC_ALIGN * UB_BYTES_PER_ELEMENT} bytes of UB; "

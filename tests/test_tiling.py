@@ -20,7 +20,8 @@ from npuemu.testing.bundled import assert_bundled_tiling, record_tilings
 from npuemu.tiling.rows import row_tiling
 
 B1 = get_platform("Ascend910B1")
-SEVEN = Platform.custom("test-tiling-7core-64k", aiv_count=7, ub_size=64 * 1024)
+# 7 AIVs on 3 AI Cores (two each, one with a third): mix kernels still find AI Cores with two AIVs
+SEVEN = Platform.custom("test-tiling-7core-64k", aiv_count=7, aic_count=3, ub_size=64 * 1024)
 
 
 def _ctx(shape, dtype="float16", n_in=2, platform=B1, **kw) -> TilingContext:

@@ -17,9 +17,12 @@ class Emitter:
         self.locs: list[SourceLoc] = []
         self._loc_ids: dict[SourceLoc, int] = {}
         self._tmp = 0
+        self.statement = -1                     # location id of the kernel statement being lowered
 
     def emit(self, line: str) -> None:
-        self.lines.append("    " * self.depth + line)
+        """Append ``line``, tagged ``# @<id>`` with the kernel statement it comes from (see :func:`statement_of`)."""
+        tag = f"  # @{self.statement}" if self.statement >= 0 else ""
+        self.lines.append("    " * self.depth + line + tag)
 
     @contextlib.contextmanager
     def block(self, header: str) -> Iterator[None]:
@@ -49,3 +52,9 @@ class Emitter:
         alias = module.rsplit(".", 1)[-1] + "__" + attr
         self.imports[alias] = f"{module}:{attr}"
         return alias
+
+
+def statement_of(line: str) -> int:
+    """The location id a generated line is tagged with (-1: none): how a debug-mode error finds its kernel line."""
+    head, sep, tag = line.rpartition("  # @")
+    return int(tag) if sep and tag.isdigit() else -1

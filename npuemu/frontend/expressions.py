@@ -34,6 +34,8 @@ _CMPOPS: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
     ast.Is: ("is", operator.is_), ast.IsNot: ("is not", operator.is_not),
     ast.In: ("in", lambda a, b: a in b), ast.NotIn: ("not in", lambda a, b: a not in b),
 }
+_WRAPPING = {"+": "add", "-": "sub", "*": "mul"}
+_SHIFTS = {"<<": "shl", ">>": "shr"}
 _CONST_ONLY_CMP = {"is", "is not", "in", "not in"}
 _INT_ONLY = {"<<", ">>", "&", "|", "^"}
 # operators that fault on a zero divisor: (int instruction, float instruction) in npuemu.isa.arith
@@ -135,6 +137,8 @@ class ExpressionLowering:
             return scalar("int", f"(~{v.code[0]})")
         sym = "-" if isinstance(node.op, ast.USub) else "+"
         kind = "int" if v.type.kind == "bool" else v.type.kind
+        if sym == "-" and kind == "int":        # wraps, in debug mode too (isa/arith.py)
+            return scalar("int", f"{self.isa('arith', 'neg')}({v.code[0]})")
         return scalar(kind, f"({sym}{v.code[0]})")
 
     def expr_BinOp(self, node: ast.BinOp) -> Value:
@@ -165,6 +169,10 @@ class ExpressionLowering:
             fn = _DIVISIONS[sym][kind == "float"]
             call = self.call_isa("arith", fn, [x, y], node)   # faults on a zero divisor
             return scalar(kind, f"_f32({call})" if kind == "float" else call)
+        if kind == "int" and sym in _WRAPPING:     # int64 wraps, in debug mode too (isa/arith.py)
+            return scalar(kind, f"{self.isa('arith', _WRAPPING[sym])}({x}, {y})")
+        if kind == "int" and sym in _SHIFTS:       # a count outside 0..63 faults, in both modes
+            return scalar(kind, self.call_isa("arith", _SHIFTS[sym], [x, y], node))
         return scalar(kind, f"_f32({x} {sym} {y})" if kind == "float" else f"({x} {sym} {y})")
 
     def expr_BoolOp(self, node: ast.BoolOp) -> Value:

@@ -346,6 +346,7 @@ class Lowerer(StatementLowering, ExpressionLowering):
         if handler is None:
             self.fail(f"'{type(node).__name__}' statements are not supported in kernels",
                       node, UnsupportedSyntaxError)
+        outer, self.em.statement = self.em.statement, self.loc_id(node)
         try:
             handler(node)
         except errors.NpuemuError:
@@ -355,6 +356,8 @@ class Lowerer(StatementLowering, ExpressionLowering):
                 f"in kernel '{self.kernel_name}': internal error while compiling this statement "
                 f"({type(exc).__name__}: {exc}); please report it with the kernel", self.loc(node))
             raise err from None
+        finally:
+            self.em.statement = outer
 
 
 

@@ -11,6 +11,7 @@ from typing import Sequence
 
 from .. import errors
 from ..errors import SourceLoc
+from ..codegen.emitter import statement_of
 from ..isa.fault import FAULTS, Fault, Message
 from ..language import dtype as dt
 from ..language.enums import Hardware, TPosition, enum_name
@@ -22,11 +23,13 @@ class FaultContext:
     """Names for fault messages: regions, positions, memories, dtypes, cores and source lines."""
 
     def __init__(self, kernel: str, regions: Sequence[Region], locs: Sequence[SourceLoc] = (),
-                 cores: Sequence[CoreSpec] = ()):
+                 cores: Sequence[CoreSpec] = (), generated: str = "", source: str = ""):
         self.kernel = kernel
         self.regions = regions
         self.locs = locs
         self.cores = cores
+        self.generated = generated          # path of the generated module (debug-mode errors are found in it)
+        self.source = source                # its text
 
     def core_label(self, slot: int) -> str:
         """``AIV 3``: the core at launch slot ``slot`` (e.g. the other side of a cross-core race)."""
@@ -80,9 +83,23 @@ def raise_fault(exc: BaseException, core: CoreSpec, ctx: FaultContext) -> None:
         raise translate_fault(exc, core, ctx) from None
     if isinstance(exc, errors.NpuemuError):
         raise exc
-    # e.g. ZeroDivisionError in the kernel's own arithmetic
+    # a Python error of the generated code in debug mode: its line is tagged with the kernel statement
     raise errors.KernelFault(f"{type(exc).__name__}: {exc}", kernel=ctx.kernel, core=core.label,
-                             rule="runtime error") from exc
+                             loc=_kernel_line(exc, ctx), rule="runtime error") from exc
+
+
+def _kernel_line(exc: BaseException, ctx: FaultContext) -> SourceLoc | None:
+    """The kernel statement whose generated code raised ``exc`` (innermost frame in the generated module)."""
+    lines = ctx.source.splitlines()
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if ctx.generated and tb.tb_frame.f_code.co_filename == ctx.generated and 0 < tb.tb_lineno <= len(lines):
+            loc_id = statement_of(lines[tb.tb_lineno - 1])
+            if 0 <= loc_id < len(ctx.locs):
+                found = ctx.locs[loc_id]
+        tb = tb.tb_next
+    return found
 
 
 __all__ = ["FaultContext", "translate_fault", "raise_fault"]

@@ -41,7 +41,9 @@ from .cores import (CoreSpec, check_placement, core_plan, cube_scratch_bytes, fi
 from .debuglog import print_launch_logs
 from .faults import FaultContext, raise_fault
 from .leftovers import warn_unfreed
+from .stops import CoreState, stop_error
 from .stream import Stream
+from .watchdog import Watchdog
 
 SYSTEM_REGION_BYTES = 64 * 1024     # least size of npuemu's own GM region (cross-core state and the like)
 _DUMMY = np.zeros(1, np.int64)      # stands in for arrays a launch does not use (never written)
@@ -83,7 +85,8 @@ def _array_arg(pname: str, path: tuple[str, ...], kind: str, v: Any) -> np.ndarr
 
 
 def launch(binary: KernelBinary, block_dim: int, values: Mapping[str, Any], *, debug: bool = False,
-           stream: Stream | None = None, wait: bool = True) -> None:
+           stream: Stream | None = None, wait: bool = True, timeout: float | None = None,
+           max_steps: int | None = None) -> None:
     """Run ``binary`` on ``block_dim`` blocks with the arguments ``values`` (by parameter name).
 
     ``debug`` runs the generated code in CPython instead of the machine code.
@@ -91,7 +94,10 @@ def launch(binary: KernelBinary, block_dim: int, values: Mapping[str, Any], *, d
     arguments are taken now: scalars and struct fields by value, arrays by
     reference); with ``wait`` the stream is then synchronised, as pyasc's
     launcher does after every launch, otherwise the kernel runs when the
-    stream is next synchronised.
+    stream is next synchronised.  ``timeout`` (seconds, from when the launch
+    starts running) and ``max_steps`` (loop iterations per core) stop a launch
+    that does not finish with a ``KernelTimeoutError`` naming each core's line
+    (runtime/watchdog.py); Ctrl-C stops it with ``KeyboardInterrupt``.
     """
     try:
         regions = [region_for(name, values[name]) for name in binary.facts.gm_params]
@@ -100,7 +106,7 @@ def launch(binary: KernelBinary, block_dim: int, values: Mapping[str, Any], *, d
         raise errors.LaunchError(f"kernel '{binary.name}': {exc}") from None
     check_placement(binary.name, binary.kernel_type, block_dim, binary.platform)
     fn = binary.python() if debug else binary.native()
-    work = _Launch(binary, block_dim, regions, scalars, fn, debug)
+    work = _Launch(binary, block_dim, regions, scalars, fn, debug, timeout, max_steps)
     if stream is None:
         work.run()
     elif isinstance(stream, Stream):
@@ -113,11 +119,13 @@ def launch(binary: KernelBinary, block_dim: int, values: Mapping[str, Any], *, d
 
 
 def launch_binary(binary: KernelBinary, block_dim: int, *args: Any, debug: bool = False,
-                  stream: Stream | None = None, wait: bool = True, **kwargs: Any) -> None:
+                  stream: Stream | None = None, wait: bool = True, timeout: float | None = None,
+                  max_steps: int | None = None, **kwargs: Any) -> None:
     """Launch a binary (e.g. one from :func:`~npuemu.binary.kernel_binary.load_binary`) with the kernel's
     arguments, which must match the specialisation it was built for; options as :func:`launch`."""
     values = bind_arguments(binary, block_dim, args, kwargs)
-    launch(binary, block_dim, values, debug=debug, stream=stream, wait=wait)
+    launch(binary, block_dim, values, debug=debug, stream=stream, wait=wait, timeout=timeout,
+           max_steps=max_steps)
 
 
 @dataclass
@@ -130,6 +138,8 @@ class _Launch:
     scalars: list[Any]
     fn: Callable[..., Any]
     debug: bool
+    timeout: float | None = None
+    max_steps: int | None = None
 
     def run(self) -> None:
         try:
@@ -164,10 +174,13 @@ class _Launch:
             log = np.zeros(LOG_WORDS, np.int64) if facts.uses_log else _DUMMY
             sh = shadows.new_core_shadow(slot, len(cores), int(st[S.SCRATCH_BASE])) if full else _DUMMY
             states.append((st, lm, log, sh))
-        ctx = FaultContext(binary.name, regions, binary.locs, cores)
+        ctx = FaultContext(binary.name, regions, binary.locs, cores, str(binary.module.path), binary.source)
+        watchdog = Watchdog([s[0] for s in states], self.timeout, self.max_steps)
         try:
             try:
-                _schedule(self.fn, binary, cores, states, (gm, gsh, dc), scalars, ctx, self.debug)
+                with watchdog:
+                    _schedule(self.fn, binary, cores, states, (gm, gsh, dc), scalars, ctx, self.debug,
+                              watchdog)
             except Exception:
                 # a fault is raised once every core has stopped (or, cooperative, will never run again)
                 recycle_local_memories([s[1] for s in states])
@@ -211,12 +224,16 @@ def _system_region(binary: KernelBinary, cores: list[CoreSpec]) -> np.ndarray:
 
 
 def _schedule(fn: Any, binary: KernelBinary, cores: list[CoreSpec], states: list[tuple[np.ndarray, ...]],
-              shared: tuple[Any, ...], scalars: list[Any], ctx: FaultContext, debug: bool) -> None:
+              shared: tuple[Any, ...], scalars: list[Any], ctx: FaultContext, debug: bool,
+              watchdog: Watchdog) -> None:
     """Run every core to completion (see npuemu/runtime/scheduler.py)."""
     args = [_core_args(state, shared, scalars) for state in states]
 
     def on_fault(exc: BaseException, slot: int) -> None:
         raise_fault(exc, cores[slot], ctx)
+
+    def on_stop(core_states: list[CoreState]) -> None:
+        raise stop_error(watchdog, ctx, core_states)
 
     if not binary.facts.blocking:
         # no core ever waits for another: each runs start to finish in one call
@@ -226,7 +243,7 @@ def _schedule(fn: Any, binary: KernelBinary, cores: list[CoreSpec], states: list
         parallel = not (debug or (binary.check == "full" and binary.facts.dcache))
         blas = single_threaded_blas() if parallel and binary.facts.blas else contextlib.nullcontext()
         with blas:
-            scheduler.run_to_completion(gens, parallel, _thread_pool, on_fault)
+            scheduler.run_to_completion(gens, parallel, _thread_pool, on_fault, watchdog, on_stop)
         return
     # cores that wait for each other run one at a time: they share the cross-core state
     words = shared[0][-1].view(np.int64)
@@ -237,7 +254,7 @@ def _schedule(fn: Any, binary: KernelBinary, cores: list[CoreSpec], states: list
         return scheduler.LaunchView(binary.name, cores, [s[0] for s in states], words, locs,
                                     plan, binary.platform.name, finished, waiting_at, not_started)
 
-    scheduler.run_cooperative([fn(*a) for a in args], plan, words, on_fault, view)
+    scheduler.run_cooperative([fn(*a) for a in args], plan, words, on_fault, view, watchdog, on_stop)
     if binary.facts.cross_core and binary.check != "off":
         err = scheduler.unfinished_flags(binary.name, cores, words, locs)
         if err is not None:
