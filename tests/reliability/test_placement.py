@@ -16,7 +16,8 @@ AIV_RECORDS = 64
 
 
 @asc.jit
-def mark_cores(rec: asc.GlobalAddress):
+def mark(rec: asc.GlobalAddress):
+    """Record that this core ran: one word per core, AIC records first."""
     g = asc.GlobalTensor()
     g.set_global_buffer(rec)
     at = asc.get_block_idx()
@@ -26,14 +27,14 @@ def mark_cores(rec: asc.GlobalAddress):
 
 
 @asc.jit
+def mark_cores(rec: asc.GlobalAddress):
+    mark(rec)
+
+
+@asc.jit
 def mark_then_wait(rec: asc.GlobalAddress):
     """Cores that wait for each other (cooperative scheduling, placed by residency)."""
-    g = asc.GlobalTensor()
-    g.set_global_buffer(rec)
-    at = asc.get_block_idx()
-    if asc.ascend_is_aiv():
-        at += AIV_RECORDS
-    g.set_value(at * FIELDS, 1)
+    mark(rec)
     asc.sync_all(is_aiv_only=False)
 
 
