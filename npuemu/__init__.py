@@ -12,7 +12,8 @@ queues launches.
 from importlib import metadata as _metadata
 
 from .errors import (AlignmentError, BoundsError, CacheError, CapacityError, DCacheError, DeadlockError,
-                     DivisionByZeroError, KernelCompileError, KernelFault, KernelTypeError, LaunchError,
+                     DivisionByZeroError, KernelCompileError, KernelFault, KernelTimeoutError, KernelTypeError,
+                     LaunchError,
                      NpuemuError, OverlapError, ParamRangeError, PlatformError, PositionError, QueueError,
                      NumbaVersionError, RaceError, SourceLoc, SyncError, UnfreedTensorWarning,
                      UninitializedReadError, UnknownAPIError,
@@ -49,5 +50,5 @@ __all__ = [
     "KernelCompileError", "UnsupportedSyntaxError", "KernelTypeError", "UnknownAPIError",
     "KernelFault", "BoundsError", "AlignmentError", "CapacityError", "QueueError", "ParamRangeError",
     "PositionError", "SyncError", "OverlapError", "DivisionByZeroError", "DeadlockError", "RaceError",
-    "DCacheError", "UninitializedReadError",
+    "DCacheError", "UninitializedReadError", "KernelTimeoutError",
 ]

@@ -211,6 +211,17 @@ class DeadlockError(KernelFault):
     rule_name = "deadlock"
 
 
+class KernelTimeoutError(KernelFault):
+    """A launch ran past its time budget (``timeout=``) or a core past its step budget (``max_steps=``).
+
+    The message says where every core was; ``cores`` has it as data, one
+    ``(core label, SourceLoc or None, what it was doing)`` per core.
+    """
+
+    rule_name = "timeout"
+    cores: list[tuple[str, SourceLoc | None, str]]
+
+
 class RaceError(KernelFault):
     """Two unordered accesses to the same memory, at least one a write."""
 

@@ -87,7 +87,8 @@ class Launcher:
         options = from_environment(**{**self.jit.options, **overrides})
         kinds, values = specialize(self.jit, args, kwargs)
         binary = self.jit.builder.binary(kinds, options, native=not options.debug)
-        launch(binary, self.core_num, values, debug=options.debug, stream=self.stream)
+        launch(binary, self.core_num, values, debug=options.debug, stream=self.stream, timeout=options.timeout,
+               max_steps=options.max_steps)
 
 
 def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:

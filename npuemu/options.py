@@ -6,11 +6,13 @@ parameter may not share a name with an option (as in pyasc).  Environment
 variables set the defaults: ``NPUEMU_DEBUG=1`` runs kernels as plain Python,
 ``NPUEMU_CHECK=off|default|full`` picks the checking level and
 ``NPUEMU_PLATFORM`` the SoC profile (read when a launch names no platform, see
-:func:`npuemu.platform.default_platform`).
+:func:`npuemu.platform.default_platform`), ``NPUEMU_TIMEOUT`` a time budget in
+seconds per launch and ``NPUEMU_MAX_STEPS`` a loop-iteration budget per core.
 """
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +42,11 @@ class Options:
     platform: SoC profile name or :class:`~npuemu.platform.Platform`; None: the default platform.
     matmul_cube_only: pyasc's switch for cube-only kernels.
     tiling_key: the launch's tiling key (``asc.tiling_key_is``); None: no key.
+    timeout: seconds a launch may run before it is stopped (``KernelTimeoutError``); None: no limit.
+    max_steps: loop iterations each core may run before it is stopped; None: no limit.
+
+    ``timeout`` and ``max_steps`` are read by the running cores, not compiled
+    in: they are no part of a binary's key.
     """
 
     kernel_type: KernelType | None = None
@@ -48,8 +55,11 @@ class Options:
     platform: Any = None
     matmul_cube_only: bool = False
     tiling_key: int | None = None
+    timeout: float | None = None
+    max_steps: int | None = None
 
     def __post_init__(self) -> None:
+        _check_budgets(self)
         if self.tiling_key is not None:
             key = self.tiling_key
             if isinstance(key, bool) or not hasattr(key, "__index__") or not 0 <= int(key) < 1 << 64:
@@ -80,6 +90,13 @@ def from_environment(**given: Any) -> Options:
         env["debug"] = True
     if os.environ.get("NPUEMU_CHECK"):
         env["check"] = os.environ["NPUEMU_CHECK"].lower()
+    for name, var, kind in (("timeout", "NPUEMU_TIMEOUT", float), ("max_steps", "NPUEMU_MAX_STEPS", int)):
+        text = os.environ.get(var, "").strip()
+        if text:
+            try:
+                env[name] = kind(text)
+            except ValueError:
+                raise LaunchError(f"{var} must be a positive number, got {text!r}") from None
     known = {f.name for f in dataclasses.fields(Options)}
     unknown = set(given) - OPTION_NAMES
     if unknown:
@@ -90,6 +107,20 @@ def from_environment(**given: Any) -> Options:
     if _sync_option(given, "verify_sync") and "check" not in given:
         env["check"] = "full"
     return Options(**env)
+
+
+def _check_budgets(options: Options) -> None:
+    """``timeout`` a positive number of seconds, ``max_steps`` a positive integer (or None)."""
+    t = options.timeout
+    if t is not None:
+        if isinstance(t, bool) or not isinstance(t, numbers.Real) or not t > 0:
+            raise LaunchError(f"timeout must be a positive number of seconds (or None), got {t!r}")
+        object.__setattr__(options, "timeout", float(t))
+    n = options.max_steps
+    if n is not None:
+        if isinstance(n, bool) or not hasattr(n, "__index__") or int(n) <= 0:
+            raise LaunchError(f"max_steps must be a positive integer (or None), got {n!r}")
+        object.__setattr__(options, "max_steps", int(n))
 
 
 def _sync_option(given: dict[str, Any], name: str) -> bool:

@@ -121,6 +121,7 @@ class StatementLowering:
         if len(self.em.lines) == mark:
             header = "while True:" if test.is_const else f"while {self.truth(test, node.test)}:"
             with self.em.block(header):
+                self.loop_step(node)
                 self.block(node.body)
             return
         # the condition needs statements: re-evaluate them at the top of every iteration
@@ -129,6 +130,7 @@ class StatementLowering:
             test = self.expr(node.test)
             self.emit(f"if not ({self.truth(test, node.test)}):")
             self.emit("    break")
+            self.loop_step(node)
             self.block(node.body)
 
     def stmt_For(self, node: ast.For) -> None:
@@ -165,7 +167,21 @@ class StatementLowering:
             self.fail("the loop variable must be a single name", node.target, UnsupportedSyntaxError)
         var = self.target_storage(node.target.id)
         with self.em.block(f"for {var} in range({', '.join(args)}):"):
+            self.loop_step(node)
             self.block(node.body)
+
+    def loop_step(self, node: ast.stmt) -> None:
+        """Count one iteration of a loop; past the core's step limit, let the launch stop it.
+
+        Every loop gets the check, so Ctrl-C, a time or step budget and another
+        core's fault can end any kernel that does not finish: a load and a
+        compare per iteration (isa/runaway.py).  The budgets are core state,
+        read at run time, so the generated code does not depend on them.
+        """
+        steps = self.declare_runtime("_steps", "np.int64(0)")
+        self.emit(f"{steps} += 1")
+        with self.em.block(f"if {steps} > {self.isa('runaway', 'limit')}(_st):"):
+            self.emit_isa("runaway", "poll", ["_st", steps], node)
 
     def target_storage(self, name: str) -> str:
         sc = self.scope

@@ -30,6 +30,7 @@ range      area                     registered (module: codes)
 1100-1199  scalar arithmetic        arith: 1100-1101
 1200-1299  cross-core sync          cross_core: 1200-1204, soft_sync: 1205-1210
 1300-1399  tiling data              tiling_data: 1300
+1400-1499  runaway loops            runaway: 1400-1401
 =========  =======================  ==============================================
 """
 from __future__ import annotations

@@ -137,3 +137,13 @@ SCRATCH_SIZE = STATE_SIZE + 8
 SGEMM = STATE_SIZE + 9
 SGEMM_WIDE = STATE_SIZE + 10
 STATE_SIZE += 11
+
+# runaway loops (npuemu/isa/runaway.py, runtime/watchdog.py).  Every loop iteration counts a step and
+# compares the count with STEP_LIMIT, which another thread may write: the launch stops a core by setting
+# STOP (a runaway.STOP_* reason) and then STEP_LIMIT to -1.  MAX_STEPS is the launch's step budget per
+# core; POLL the address of the launcher's poll callback for cores on the launching thread (0: none).
+STEP_LIMIT = STATE_SIZE
+STOP = STATE_SIZE + 1
+MAX_STEPS = STATE_SIZE + 2
+POLL = STATE_SIZE + 3
+STATE_SIZE += 4

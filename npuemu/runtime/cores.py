@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
 import numpy as np
 
@@ -37,6 +38,26 @@ class CoreSpec:
     def label(self) -> str:
         name = "AIV" if self.core_type == AIV else "AIC"
         return f"{name} {self.block_idx}"
+
+
+def core_ranges(cores: list[CoreSpec] | tuple[CoreSpec, ...], slots: Iterable[int]) -> str:
+    """``AIV 0-6, AIC 2``: the labels of launch slots ``slots``, runs of consecutive blocks of a type collapsed."""
+    parts: list[str] = []
+    run: list[CoreSpec] = []
+    for spec in (cores[s] for s in sorted(slots)):
+        if run and spec.core_type == run[-1].core_type and spec.block_idx == run[-1].block_idx + 1:
+            run.append(spec)
+            continue
+        if run:
+            parts.append(_run_label(run))
+        run = [spec]
+    if run:
+        parts.append(_run_label(run))
+    return ", ".join(parts)
+
+
+def _run_label(run: list[CoreSpec]) -> str:
+    return run[0].label if len(run) == 1 else f"{run[0].label}-{run[-1].block_idx}"
 
 
 def core_plan(kernel_type: KernelType, block_dim: int) -> list[CoreSpec]:

@@ -21,7 +21,9 @@ cannot complete yet (``Lowerer.wait_until``) and ``0`` when the core is done.
   and the source line.
 
 The order of resumes is fixed (slot order, blocks started in block order), so
-a launch behaves the same every time.
+a launch behaves the same every time.  A runaway core (a loop that never
+ends, a fault elsewhere while it spins) is stopped by the launch's
+:class:`~npuemu.runtime.watchdog.Watchdog`, which both loops consult.
 """
 from __future__ import annotations
 
@@ -35,9 +37,12 @@ from .. import errors
 from ..isa import cross_core as X
 from ..isa import state as S
 from ..isa.fault import Fault
-from .cores import AIC, AIV, CoreSpec, Residency
+from .cores import AIC, AIV, CoreSpec, Residency, core_ranges
+from .stops import FINISHED, NOT_RUN, OUT_OF_STEPS, WAITING, CoreState, ended
+from .watchdog import Watchdog, is_runaway
 
 OnFault = Callable[[BaseException, int], None]     # (exception, core slot) -> raises
+OnStop = Callable[[list[CoreState]], None]         # (each core's state) -> raises
 
 
 class PlainCore:
@@ -61,30 +66,43 @@ class PlainCore:
 
 
 def run_to_completion(gens: Sequence[Any], parallel: bool, pool: Callable[[], ThreadPoolExecutor],
-                      on_fault: OnFault) -> None:
+                      on_fault: OnFault, watchdog: Watchdog | None = None, on_stop: OnStop | None = None) -> None:
     """Run cores that never wait for each other; report the fault of the lowest-numbered faulting core.
 
-    Every core runs, as on hardware, even when one faults.  Compiled cores
-    release the GIL, so with ``parallel`` they run on the thread pool; picking
-    the lowest core keeps the error independent of thread timing.
+    Every core runs, as on hardware, even when one faults (for the
+    watchdog's grace; then the others are stopped).  Compiled cores release
+    the GIL, so with ``parallel`` they run on the thread pool while this
+    thread waits; picking the lowest core keeps the error independent of
+    thread timing.  A launch the watchdog stopped, or with a core past its
+    step budget, ends with ``on_stop(states)`` instead (runtime/stops.py).
     """
+    watchdog = watchdog if watchdog is not None else Watchdog(())
     cores = list(range(len(gens)))
-    if parallel and len(cores) > 1:
+    outcomes: dict[int, BaseException | CoreState | None] = {}
+    threaded = parallel and len(cores) > 1
+    watchdog.arm(on_thread=not threaded)
+    if threaded:
         executor = pool()
         n = min(executor._max_workers, len(cores))  # noqa: SLF001 - the pool's own size
         chunks = [cores[k::n] for k in range(n)]
-        outcomes: dict[int, BaseException | None] = {}
-        for chunk, outs in zip(chunks, executor.map(lambda c: [_finish(gens[i]) for i in c], chunks)):
-            outcomes.update(zip(chunk, outs))
+        futures = [executor.submit(_finish_all, gens, chunk, watchdog) for chunk in chunks]
+        watchdog.wait(futures)
+        for chunk, future in zip(chunks, futures):
+            outcomes.update(zip(chunk, future.result()))
     else:
-        outcomes = {i: _finish(gens[i]) for i in cores}
-    faulted = sorted(i for i, exc in outcomes.items() if exc is not None)
-    if faulted:
-        on_fault(outcomes[faulted[0]], faulted[0])    # type: ignore[arg-type]
+        outcomes = {i: _finish(gens[i], watchdog) for i in cores}
+    faults = [(i, exc) for i, exc in outcomes.items() if isinstance(exc, BaseException)]
+    _settle(faults, [ended(outcomes[i]) for i in cores], watchdog, on_fault, on_stop)
 
 
-def _finish(gen: Any) -> BaseException | None:
-    """Run one core to its end; the exception it raised, if any."""
+def _finish_all(gens: Sequence[Any], slots: list[int], watchdog: Watchdog) -> list[BaseException | CoreState | None]:
+    return [_finish(gens[i], watchdog) for i in slots]
+
+
+def _finish(gen: Any, watchdog: Watchdog) -> BaseException | CoreState | None:
+    """Run one core to its end; the exception it raised, if any (``NOT_RUN``: the launch was stopped first)."""
+    if watchdog.stopped:
+        return NOT_RUN
     try:
         while next(gen):
             pass
@@ -95,8 +113,24 @@ def _finish(gen: Any) -> BaseException | None:
             # a fault's traceback is no use (the launcher names the kernel line) and would tie the core's
             # arrays into a reference cycle with the thread pool's future that returns it
             exc.__traceback__ = None
+        watchdog.core_faulted(exc)
         return exc
     return None
+
+
+def _settle(faults: list[tuple[int, BaseException]], states: list[CoreState], watchdog: Watchdog,
+            on_fault: OnFault, on_stop: OnStop | None) -> None:
+    """Raise what the launch ended with: Ctrl-C, else the lowest core's own fault, else a budget."""
+    own = sorted((f for f in faults if not is_runaway(f[1])), key=lambda f: f[0])
+    unfinished = any(s.what != FINISHED for s in states)
+    budget = any(s.what == OUT_OF_STEPS for s in states) or (watchdog.stopped and unfinished)
+    if watchdog.interrupted or (budget and not own):
+        if on_stop is None:
+            raise RuntimeError("the launch was stopped")
+        on_stop(states)
+    if own:
+        on_fault(own[0][1], own[0][0])
+        raise own[0][1]
 
 
 # --------------------------------------------------------------------------- cooperative scheduling
@@ -119,13 +153,18 @@ class LaunchView:
 
 
 def run_cooperative(gens: Sequence[Any], residency: Residency, words: np.ndarray, on_fault: OnFault,
-                    view: Callable[..., LaunchView]) -> list[bool]:
+                    view: Callable[..., LaunchView], watchdog: Watchdog | None = None,
+                    on_stop: OnStop | None = None) -> list[bool]:
     """Resume cores round-robin until all have finished; raise DeadlockError when none can proceed.
 
     ``words`` is the system region as int64 (its PROGRESS word is bumped by
     every cross-core state change).  ``view(finished, waiting_at,
-    not_started)`` builds the deadlock report's view of the launch.
+    not_started)`` builds the deadlock report's view of the launch.  The
+    ``watchdog`` is consulted before every resume; a launch it stopped ends
+    with ``on_stop(states)``, as in :func:`run_to_completion`.
     """
+    watchdog = watchdog if watchdog is not None else Watchdog(())
+    watchdog.arm(on_thread=True)
     ncores = len(gens)
     unit_of = [0] * ncores
     for u, slots in enumerate(residency.units):
@@ -149,19 +188,27 @@ def run_cooperative(gens: Sequence[Any], residency: Residency, words: np.ndarray
 
     start_blocks()
     while live:
+        watchdog.tick()
         mark = words[X.PROGRESS]
         moved = bool(fresh)
         fresh.clear()
         still: list[int] = []
         faults: list[tuple[int, BaseException]] = []
         for i in live:
+            if watchdog.stopped:
+                still.append(i)
+                continue
+            watchdog.resumed(i)
             try:
                 request = next(gens[i])
             except StopIteration:
                 request = 0
             except Exception as exc:  # noqa: BLE001 - classified by the launcher
                 faults.append((i, exc))
+                watchdog.core_faulted(exc)
                 continue
+            finally:
+                watchdog.suspended(i)
             if request:
                 yielded[i] = request
                 still.append(i)
@@ -171,11 +218,12 @@ def run_cooperative(gens: Sequence[Any], residency: Residency, words: np.ndarray
             left[u] -= 1
             if left[u] == 0:
                 resident -= 1
-        if faults:
-            # the round's other cores have run on; report the lowest-numbered fault
-            slot, exc = min(faults, key=lambda f: f[0])
-            on_fault(exc, slot)
-            raise exc
+        if faults or watchdog.stopped:
+            # the round's other cores have run on; report the lowest-numbered fault (or the stop)
+            failed = dict(faults)
+            states = [ended(failed[i]) if i in failed else CoreState(FINISHED) if finished[i] else
+                      CoreState(WAITING, yielded[i] - 1) if yielded[i] else NOT_RUN for i in range(ncores)]
+            _settle(faults, states, watchdog, on_fault, on_stop)
         live = still
         start_blocks()
         if live and not moved and words[X.PROGRESS] == mark:
@@ -215,24 +263,7 @@ def _where(v: LaunchView, loc_id: int) -> str:
 
 def _cores(v: LaunchView, slots: Sequence[int]) -> str:
     """``AIV 0-6, AIC 2``: core labels with runs of consecutive blocks of one type collapsed."""
-    parts: list[str] = []
-    run: list[CoreSpec] = []
-    for spec in (v.cores[s] for s in sorted(slots)):
-        if run and spec.core_type == run[-1].core_type and spec.block_idx == run[-1].block_idx + 1:
-            run.append(spec)
-            continue
-        if run:
-            parts.append(_run(run))
-        run = [spec]
-    if run:
-        parts.append(_run(run))
-    return ", ".join(parts)
-
-
-def _run(run: list[CoreSpec]) -> str:
-    if len(run) == 1:
-        return run[0].label
-    return f"{run[0].label}-{run[-1].block_idx}"
+    return core_ranges(v.cores, slots)
 
 
 def _not_started(v: LaunchView) -> str:

@@ -15,6 +15,13 @@ Fixtures:
   (``--npuemu-check``, else ``$NPUEMU_CHECK``, else ``full``, the level tests
   are meant to run at).
 
+Time budget: ``--npuemu-timeout=SECONDS``, or the marker
+``@pytest.mark.npuemu_timeout(SECONDS)`` on a test (it wins), gives every
+kernel launch of the test that budget (as ``NPUEMU_TIMEOUT`` does, and a
+launch's own ``timeout=`` wins over both): a kernel that does not finish
+fails the test with a ``KernelTimeoutError`` naming each core's line instead
+of hanging the run.
+
 Hypothesis: ``--npuemu-hypothesis=thorough`` or
 ``NPUEMU_HYPOTHESIS_PROFILE=thorough`` loads the ``npuemu-thorough`` profile
 (``ci`` the quick one; see :mod:`npuemu.testing.profiles`).
@@ -54,11 +61,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          f"${profiles.ENV} works too")
     group.addoption("--npuemu-check", metavar="LEVEL", default=None, choices=("off", "default", "full"),
                     help="value of the npuemu_check_level fixture (default: $NPUEMU_CHECK or 'full')")
+    group.addoption("--npuemu-timeout", metavar="SECONDS", default=None, type=_seconds,
+                    help="time budget of every kernel launch in a test: a launch that runs longer raises "
+                         "KernelTimeoutError naming each core's line (default: $NPUEMU_TIMEOUT, none)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "npuemu_platforms(*names): run this test on these SoC profiles "
                                        "(with the npuemu_platform fixture)")
+    config.addinivalue_line("markers", "npuemu_timeout(seconds): time budget of every kernel launch of this "
+                                       "test (wins over --npuemu-timeout)")
     choice = config.getoption("--npuemu-hypothesis")
     if choice:
         profiles.select(choice)
@@ -136,6 +148,43 @@ def npuemu_rng(request: pytest.FixtureRequest) -> Any:
 def npuemu_check_level(request: pytest.FixtureRequest) -> str:
     """The ``check=`` level to launch kernels with in this run."""
     return request.config.getoption("--npuemu-check") or os.environ.get("NPUEMU_CHECK", "").lower() or "full"
+
+
+def _seconds(text: Any) -> float:
+    """A positive number of seconds (the option's and the marker's value)."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not value > 0:
+        raise ValueError(f"a time budget must be a positive number of seconds, got {text!r}")
+    return value
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Give the test's kernel launches (setup and teardown included) its time budget, through
+    ``NPUEMU_TIMEOUT``, which every launch reads."""
+    marker = item.get_closest_marker("npuemu_timeout")
+    if marker is not None:
+        try:
+            seconds = _seconds(marker.args[0] if marker.args else marker.kwargs.get("seconds"))
+        except ValueError as exc:
+            raise pytest.UsageError(f"{item.nodeid}: npuemu_timeout: {exc}") from None
+    else:
+        seconds = item.config.getoption("--npuemu-timeout")
+    if seconds is None:
+        yield
+        return
+    previous = os.environ.get("NPUEMU_TIMEOUT")
+    os.environ["NPUEMU_TIMEOUT"] = repr(seconds)
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("NPUEMU_TIMEOUT", None)
+        else:
+            os.environ["NPUEMU_TIMEOUT"] = previous
 
 
 @pytest.hookimpl(hookwrapper=True)
