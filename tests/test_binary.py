@@ -308,3 +308,17 @@ def test_sync_options_change_meaning_or_are_refused():
             asc.jit(kernel, **{option: True})
     with pytest.raises(npuemu.LaunchError, match="must be True or False"):
         asc.jit(kernel, verify_sync="yes")
+
+
+def test_a_kernel_that_moved_within_its_file_gets_its_own_key(tmp_path):
+    """Error messages name source lines: the same text one line lower is another binary."""
+    import importlib.util
+    keys = []
+    for name, prefix in (("moved_a", ""), ("moved_b", "\n")):
+        path = tmp_path / f"{name}.py"
+        path.write_text(prefix + KERNEL_MODULE.format(offset=1))
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        keys.append(module.plus_offset.compile([asc.int32, 4]).key)
+    assert keys[0].source != keys[1].source and keys[0].args == keys[1].args

@@ -11,8 +11,10 @@ name.  When something has no stable description (an arbitrary object, a
 function without source), the fingerprint is ``None``: the kernel can still
 be built and launched, but its binary is not looked up across processes.
 
-Like pyasc's and Triton's dependency hashes this is a best effort over what
-the source names: a value reached only at run time through an object's
+A function's first line number is part of its hash: error messages name
+source lines, so a kernel that moved within its file is built again.  Like
+pyasc's and Triton's dependency hashes this is a best effort over what the
+source names: a value reached only at run time through an object's
 attributes is not seen.  Nothing here depends on file paths, so a checkout
 moved to another folder keeps its fingerprints.
 """
@@ -79,6 +81,8 @@ class _Fingerprinter(Describer):
         except (OSError, TypeError, SyntaxError):
             return None
         h = hashlib.sha256(text.encode())
+        # where it starts: error messages name source lines, so a function that moved in its file is rebuilt
+        h.update(f"\nline={getattr(getattr(fn, '__code__', None), 'co_firstlineno', 0)}".encode())
         namespace = _namespace(fn)
         for name in sorted(_free_references(tree)):
             value = _resolve(name, namespace)

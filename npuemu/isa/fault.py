@@ -27,7 +27,7 @@ range      area                     registered (module: codes)
 800-899    debug                    debug: 800-804
 900-999    cube                     cube_move: 900, fixpipe: 960-962, cube_common: 990-993
 1000-1099  scalar access            tensor: 1000-1007, dcache_checks: 1050-1054
-1100-1199  scalar arithmetic        arith: 1100-1101
+1100-1199  scalar arithmetic        arith: 1100-1102
 1200-1299  cross-core sync          cross_core: 1200-1204, soft_sync: 1205-1210
 1300-1399  tiling data              tiling_data: 1300
 1400-1499  runaway loops            runaway: 1400-1401

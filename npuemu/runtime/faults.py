@@ -29,7 +29,7 @@ class FaultContext:
         self.locs = locs
         self.cores = cores
         self.generated = generated          # path of the generated module (debug-mode errors are found in it)
-        self.source = source                # its text
+        self.generated_text = source        # its text
 
     def core_label(self, slot: int) -> str:
         """``AIV 3``: the core at launch slot ``slot`` (e.g. the other side of a cross-core race)."""
@@ -90,7 +90,7 @@ def raise_fault(exc: BaseException, core: CoreSpec, ctx: FaultContext) -> None:
 
 def _kernel_line(exc: BaseException, ctx: FaultContext) -> SourceLoc | None:
     """The kernel statement whose generated code raised ``exc`` (innermost frame in the generated module)."""
-    lines = ctx.source.splitlines()
+    lines = ctx.generated_text.splitlines()
     found = None
     tb = exc.__traceback__
     while tb is not None:
