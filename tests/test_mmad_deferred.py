@@ -1,13 +1,14 @@
 """Deferred L0C accumulation (isa/mmad.py): every way of using L0C sees the accumulated C.
 
-mmads that accumulate into one C collect their operands and multiply once,
-when L0C is next used.  These kernels use L0C between accumulations in each of
-the ways that must carry the product out first (a scalar read or write of a
-CO1 tensor, an mmad into another C, panels that fill up) and compare with
-float64 / int64 NumPy products of the same inputs.  A fixpipe may read C
-straight from the product, which then stands in for L0C: the kernels after
-that accumulate onto C, read it by scalar, overwrite part of it or read it
-again.
+Float mmads that accumulate into one C add their products to a dense copy of
+C outside L0C, which is written back when L0C is next used; int8 mmads
+collect their operands and multiply once.  These kernels use L0C between
+accumulations in each of the ways that must write C back first (a scalar
+read or write of a CO1 tensor, an mmad into another C, int8 panels that fill
+up) and compare with float64 / int64 NumPy products of the same inputs.  A
+fixpipe may read C straight from the dense copy, which then stands in for
+L0C: the kernels after that accumulate onto C, read it by scalar, overwrite
+part of it or read it again.
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """mmad's products: cblas_sgemm called from compiled code through its address, or NumPy through objmode.
 
-Both paths must give C = A @ B from the K-major panels (A^T and B, K rows
-used of a larger panel); the lookup must fall back (address 0) when the BLAS
-is not OpenBLAS.
+Both paths must give the same C = A @ B (or C + A @ B) from the K-major
+panels (A^T and B, K rows used of a larger panel), one float32 product per
+K block; the lookup must fall back (address 0) when the BLAS is not OpenBLAS.
 """
 from __future__ import annotations
 
@@ -35,18 +35,25 @@ def test_numpy_wheels_openblas_is_found():
     assert st[S.SGEMM] == 0                         # vector cores have no mmad
 
 
+@pytest.mark.parametrize("first", [True, False], ids=["from-zero", "onto-c"])
 @pytest.mark.parametrize("direct", [True, False], ids=["cblas", "objmode"])
-def test_product_of_k_rows_of_the_panels(direct, rng):
+def test_product_of_k_rows_of_the_panels(direct, first, rng):
+    """C (+)= A @ B over K rows of larger panels, K_BLOCK rows per product, each added to C with one
+    rounding: the same bits by cblas_sgemm and by NumPy."""
     if direct and sgemm.sgemm_address()[0] == 0:
         pytest.skip("no OpenBLAS cblas_sgemm in this process")
     st = _state(direct)
-    kcap, m16, n16, k = 40, 48, 32, 27
+    kcap, m16, n16, k = 700, 48, 32, 600
     at = rng.standard_normal((kcap, m16)).astype(np.float32)
     b = rng.standard_normal((kcap, n16)).astype(np.float32)
-    p = np.full((m16, n16), np.nan, np.float32)
-    mm_isa._product_f32(st, at[:k], b[:k], p)
-    want = at[:k].astype(np.float64).T @ b[:k].astype(np.float64)
-    np.testing.assert_allclose(p, want, rtol=0, atol=1e-5 * np.sqrt(k) * np.abs(want).max())
+    c0 = rng.standard_normal((m16, n16)).astype(np.float32)
+    p = np.full((m16, n16), np.nan, np.float32) if first else c0.copy()
+    mm_isa._accumulate(st, at[:k], b[:k], p, first)
+    want = None if first else c0.copy()
+    for r in range(0, k, mm_isa.K_BLOCK):
+        q = at[r:min(k, r + mm_isa.K_BLOCK)].T @ b[r:min(k, r + mm_isa.K_BLOCK)]
+        want = q if want is None else want + q
+    np.testing.assert_array_equal(p.view(np.uint32), want.view(np.uint32))
 
 
 def test_other_blas_falls_back_to_objmode(monkeypatch):

@@ -23,42 +23,43 @@ current L0C contents (accumulation).  The bias overload takes the source from
 the bias tensor's position: C2 (row vector) or CO1 (an NZ matrix laid out like
 C).
 
-Numerics (not bit-exact with the hardware, whose internal summation order is
-not documented):
+Numerics (docs/cube.md, precision model; not the hardware's bits, whose
+internal summation order is not documented, but one result on every path,
+at any BLAS thread count, CPU count, check level and in debug mode):
 
 * int8 x int8 -> int32: exact (products and sums are exact in float64, then
   converted; accumulation into L0C wraps as int32);
-* float16/bfloat16 -> float32: every product is exact in float32; the
-  products of the accumulated K are summed in float32 by the BLAS kernel
-  (NumPy ``matmul``) in its own order; the sum is then added to C's start
-  value in float32 (see the deferred accumulation below);
-* float32 -> float32: float32 BLAS; with ``set_hf32_mode(True)`` both inputs
-  are first rounded to HF32 (assumed: 1 sign, 8 exponent, 11 mantissa bits;
-  round to nearest even, or half away from zero after
-  ``set_hf32_trans_mode(True)``).
+* float16/bfloat16/float32 -> float32: the inputs become float32 (exactly;
+  float32 rounded to HF32 first with ``set_hf32_mode(True)``: assumed 1 sign,
+  8 exponent, 11 mantissa bits, round to nearest even, or half away from zero
+  after ``set_hf32_trans_mode(True)``).  Each mmad's K runs in blocks of
+  :data:`K_BLOCK` rows; a block's product is one float32 BLAS product at one
+  thread (in the BLAS kernel's order, which differs between CPU families:
+  docs/cube.md), added to C with one float32 rounding.  C starts from its
+  start value, or is the first block's product when it starts from 0.  So C
+  is rounded after every mmad, as the cube accumulates in L0C.
 
-Accumulation is deferred.  An ``mmad`` copies its A and B operands into
-dense K-major panels (A^T and B) in the core's cube scratch (O(mk + kn);
-float16/bfloat16 become float32 on the way, int8 stays int8; each fractal is
-one block transposed in registers), and later mmads that accumulate into the
-same C (same address, same m, n and input kind) append their K rows to the
-panels.  The product runs when L0C is next used otherwise (``fixpipe``, an
-mmad into another C or from another start value, a dump or scalar access of a
-CO1 tensor: they call :func:`settle_l0c`) or when the panels are full: one
-NumPy ``matmul`` over the whole K collected (float32 BLAS; float64 for int8),
-called through ``numba.objmode``, then added to C's start value.  So a K loop
-of 32 mmads is one BLAS call and one store of C instead of 32.  A fixpipe
-that reads a C which started from 0, laid out as mmad wrote it, takes the
-rows straight from the dense product (:func:`dense_c`); C is then written to
-L0C only if something else uses it (``PEND_DENSE``), and not at all when the
-next tile's first mmad overwrites it.  A GEMV, or a core without scratch,
-multiplies at once the same way.  For
-float inputs this sums the K chunks in float32 inside BLAS and rounds C once,
-where the hardware rounds C after every mmad (both orders are within the
-documented accuracy; neither is the hardware's exact one); int8 results are the
-same either way (int32 wrap-around commutes with the sum).  A launch whose
-cores run in parallel holds BLAS at one thread
-(:mod:`npuemu.runtime.blas_threads`).
+Float C is kept dense.  The first float mmad into a C makes the product
+buffer (an L0C-size matrix past the panels in the core's cube scratch) hold
+C: its start value, or nothing when C starts from 0.  That mmad and every
+later one that accumulates into the same C (same address, m and n) copy
+their A and B operands into dense K-major panels (A^T and B; float16 and
+bfloat16 become float32 on the way; each fractal is one block transposed in
+registers) and add their product to the buffer at once (``cblas_sgemm``
+with ``beta`` = 1, called directly when NumPy's BLAS is OpenBLAS, else NumPy
+``matmul`` through ``numba.objmode``).  L0C itself is written only when
+something else uses it (``fixpipe`` reading another layout, an mmad into
+another C or from another start value, a dump or scalar access of a CO1
+tensor: they call :func:`settle_l0c`); a ``fixpipe`` that reads C as mmad
+laid it out takes the rows straight from the buffer (:func:`dense_c`), and
+the next tile's first mmad overwrites the buffer without storing it.  A
+GEMV, or a core without scratch, writes C to L0C at once.
+
+int8 accumulation is deferred further: mmads into the same C collect their
+operands in the panels and one float64 NumPy ``matmul`` over the whole K
+runs when L0C is next used or the panels are full (int32 wrap-around
+commutes with the sum, so this is exact).  Every launch of a kernel that
+calls ``mmad`` holds BLAS at one thread (:mod:`npuemu.runtime.blas_threads`).
 """
 from __future__ import annotations
 
@@ -82,9 +83,9 @@ IN_F32 = 3
 
 # what L0C holds at PEND_DST (state.PEND_MODE)
 PEND_NONE = 0           # nothing pending
-PEND_START = 1          # C's start value; the panels' product is still to be added
-PEND_ZERO = 2           # nothing yet: C is the panels' product
-PEND_DENSE = 3          # nothing yet: C is the dense matrix in the product buffer (float kinds)
+PEND_START = 1          # int8: C's start value; the panels' product is still to be added
+PEND_ZERO = 2           # int8: nothing yet: C is the panels' product
+PEND_DENSE = 3          # float: nothing yet: C is the dense matrix in the product buffer
 
 # bias operand kinds
 BIAS_NONE = 0
@@ -97,6 +98,7 @@ ST_HF32_TRANS = S.HF32_TRANS
 MAX_DIM = 4095
 L0C_ALIGN = 1024        # 256 float32/int32 elements
 BIAS_ALIGN = 128
+K_BLOCK = 256           # K rows per BLAS product (docs/cube.md, precision model)
 
 
 @instruction
@@ -174,24 +176,36 @@ def mmad(st, lm, dst, dst_len, fm, fm_len, flt, flt_len, bias, bias_len, bias_ki
         src_kind, src = BIAS_MATRIX, dst
     hf32 = kind == IN_F32 and st[ST_HF32_MODE] != 0
     away = st[ST_HF32_TRANS] != 0
-    if not gemv and _appends(st, dst, src, src_kind, m1, n1, kind, k):
-        _append(st, lm, fm, flt, m1, k1, n1, k, kind, hf32, away)
-        return
-    if not gemv and _overwrites_product(st, dst, src_kind, m1, n1):
-        st[S.PEND_MODE] = 0
-    settle_l0c(st, lm, loc)
-    if not gemv and _begin(st, lm, dst, src, src_kind, m1, n1, kind, k):
-        _append(st, lm, fm, flt, m1, k1, n1, k, kind, hf32, away)
-    elif kind == IN_S8:
+    if kind == IN_S8:
+        if not gemv and _appends(st, dst, src, src_kind, m1, n1, kind, k):
+            _append(st, lm, fm, flt, m1, k1, n1, k)
+            return
+        settle_l0c(st, lm, loc)
+        if not gemv and _begin(st, lm, dst, src, src_kind, m1, n1, kind, k):
+            _append(st, lm, fm, flt, m1, k1, n1, k)
+            return
         at, b = np.zeros((k, m1 * 16), np.int8), np.empty((k, n1 * 16), np.int8)
         _gather(lm.view(np.int8), fm, flt, m1, k1, n1, k, gemv, 32, at, b, 0)
         _store_c(lm.view(np.int32), dst // 4, src // 4, src_kind, _product_s8(at, b), m1, n1, gemv)
-    else:
-        at, b = np.zeros((k, m1 * 16), np.float32), np.empty((k, n1 * 16), np.float32)
-        _gather_float(lm, fm, flt, m1, k1, n1, k, gemv, kind, hf32, away, at, b, 0)
-        p = np.empty((m1 * 16, n1 * 16), np.float32)
-        _product_f32(st, at, b, p)
-        _store_c(lm.view(np.float32), dst // 4, src // 4, src_kind, p, m1, n1, gemv)
+        return
+    # float kinds: C is kept dense in the product buffer; this mmad's product is added to it now
+    if not gemv and _accumulates(st, dst, src, src_kind, m1, n1):
+        _multiply_into(st, lm, fm, flt, m1, k1, n1, k, kind, hf32, away, False)
+        return
+    if not gemv and _overwrites_product(st, dst, src_kind, m1, n1):
+        st[S.PEND_MODE] = PEND_NONE
+    settle_l0c(st, lm, loc)
+    if not gemv and _begin_dense(st, lm, dst, src, src_kind, m1, n1, kind):
+        _multiply_into(st, lm, fm, flt, m1, k1, n1, k, kind, hf32, away, src_kind == BIAS_NONE)
+        return
+    # GEMV, or a core without cube scratch: C straight to L0C, through arrays of this mmad's own
+    at, b = np.zeros((k, m1 * 16), np.float32), np.empty((k, n1 * 16), np.float32)
+    _gather_float(lm, fm, flt, m1, k1, n1, k, gemv, kind, hf32, away, at, b, 0)
+    p = np.empty((m1 * 16, n1 * 16), np.float32)
+    if src_kind != BIAS_NONE:
+        _load_start(lm.view(np.float32), src // 4, src_kind, p, m1, n1)
+    _accumulate(st, at, b, p, src_kind == BIAS_NONE)
+    _store_c(lm.view(np.float32), dst // 4, 0, BIAS_NONE, p, m1, n1, gemv)
 
 
 # ---------------------------------------------------------------- operands
@@ -304,14 +318,60 @@ def _round_hf32(x, away):
 
 
 @njit(cache=True)
-def _product_f32(st, at, b, p):
-    """``p = A @ B`` in float32 by BLAS, from A^T and B: ``cblas_sgemm`` called directly when the core
-    state has its address (runtime/sgemm.py), else NumPy ``matmul`` through ``objmode``."""
+def _accumulate(st, at, b, p, first):
+    """``p = A @ B`` (``first``) or ``p = p + A @ B`` in float32, from the K-major panels A^T and B, in K
+    blocks of at most :data:`K_BLOCK` rows: each block's product is one float32 BLAS product added to ``p``
+    with one rounding (the first block of a ``first`` product is ``p``).
+
+    ``cblas_sgemm`` (``beta`` = 1 adds to ``p``) is called directly when the
+    core state has its address (runtime/sgemm.py), else NumPy ``matmul``
+    through ``objmode``.  BLAS runs at one thread (the launch holds it there,
+    runtime/blas_threads.py); OpenBLAS does not split a block this short
+    along K, and its threads divide C by rows and columns, so the bits do not
+    depend on its thread count either.
+    """
+    k = at.shape[0]
     if st[S.SGEMM] != 0:
-        sgemm.at_b(st[S.SGEMM], st[S.SGEMM_WIDE] != 0, at, b, p)
+        fn, wide = st[S.SGEMM], st[S.SGEMM_WIDE] != 0
+        for r in range(0, k, K_BLOCK):
+            e = min(k, r + K_BLOCK)
+            sgemm.at_b(fn, wide, at[r:e], b[r:e], p, 0.0 if first and r == 0 else 1.0)
         return
     with objmode():
-        np.matmul(at.T, b, out=p)
+        _accumulate_numpy(at, b, p, first)
+
+
+def _accumulate_numpy(at: np.ndarray, b: np.ndarray, p: np.ndarray, first: bool) -> None:
+    """:func:`_accumulate` by NumPy (any BLAS)."""
+    for r in range(0, at.shape[0], K_BLOCK):
+        q = at[r:r + K_BLOCK].T @ b[r:r + K_BLOCK]
+        if first and r == 0:
+            p[...] = q
+        else:
+            p += q
+
+
+@njit(cache=True)
+def _float_panels(st, lm, m1, n1, k):
+    """This mmad's A^T (k x M1*16) and B (k x N1*16) float32 panels: at the start of the cube scratch
+    (each half of the panel space), or new arrays if they do not fit."""
+    half = _panel_bytes(st) // 2
+    m16, n16 = m1 * 16, n1 * 16
+    if k * max(m16, n16) * 4 > half:
+        return np.empty((k, m16), np.float32), np.empty((k, n16), np.float32)
+    v = lm.view(np.float32)
+    a0 = st[S.SCRATCH_BASE] // 4
+    b0 = a0 + half // 4
+    return v[a0:a0 + k * m16].reshape((k, m16)), v[b0:b0 + k * n16].reshape((k, n16))
+
+
+@njit(cache=True)
+def _multiply_into(st, lm, fm, flt, m1, k1, n1, k, kind, hf32, away, first):
+    """Gather this (float, not GEMV) mmad's operands into the panels and add their product to the C held
+    in the product buffer (``first``: the product is C)."""
+    at, b = _float_panels(st, lm, m1, n1, k)
+    _gather_float(lm, fm, flt, m1, k1, n1, k, False, kind, hf32, away, at, b, 0)
+    _accumulate(st, at, b, _product(st, lm), first)
 
 
 @njit(cache=True)
@@ -323,17 +383,11 @@ def _product_s8(at, b):
     return p
 
 
-# ---------------------------------------------------------------- deferred accumulation
-
-@njit(cache=True, inline="always")
-def _panel_size(kind):
-    """Bytes per element of the operand panels: int8 stays int8, the float kinds become float32."""
-    return 1 if kind == IN_S8 else 4
-
+# ---------------------------------------------------------------- deferred accumulation (int8)
 
 @njit(cache=True, inline="always")
 def _appends(st, dst, src, src_kind, m1, n1, kind, k):
-    """Whether this mmad accumulates into the pending C and its K rows fit the panels."""
+    """Whether this (int8) mmad accumulates into the pending C and its K rows fit the panels."""
     mode = st[S.PEND_MODE]
     return ((mode == PEND_START or mode == PEND_ZERO) and src_kind == BIAS_MATRIX and src == dst
             and st[S.PEND_DST] == dst
@@ -348,7 +402,7 @@ def _begin(st, lm, dst, src, src_kind, m1, n1, kind, k):
     False when the core has no scratch or the panels cannot hold ``k`` rows
     (the mmad then runs at once).
     """
-    kcap = _panel_bytes(st) // 2 // (max(m1, n1) * 16 * _panel_size(kind))
+    kcap = _panel_bytes(st) // 2 // (max(m1, n1) * 16)
     if kcap < k:
         return False
     cw = lm.view(np.int32)
@@ -380,7 +434,8 @@ def _panel_bytes(st):
 
 @njit(cache=True, inline="always")
 def _panels(st, v):
-    """The pending A^T (KCAP x M) and B (KCAP x N) panels in the cube scratch, as arrays of ``v``'s type."""
+    """The pending (int8) A^T (KCAP x M) and B (KCAP x N) panels in the cube scratch, as arrays of ``v``'s
+    type."""
     es = v.itemsize
     m16, n16, kcap = st[S.PEND_M1] * 16, st[S.PEND_N1] * 16, st[S.PEND_KCAP]
     a0 = st[S.SCRATCH_BASE] // es
@@ -390,7 +445,7 @@ def _panels(st, v):
 
 @njit(cache=True, inline="always")
 def _product(st, lm):
-    """The float32 product buffer (the last L0C-size bytes of the cube scratch) as the pending C's
+    """The float32 product buffer (the last L0C-size bytes of the cube scratch) as the pending float C's
     (M1 * 16) x (N1 * 16) matrix."""
     m16, n16 = st[S.PEND_M1] * 16, st[S.PEND_N1] * 16
     p0 = (st[S.SCRATCH_BASE] + _panel_bytes(st)) // 4
@@ -398,15 +453,11 @@ def _product(st, lm):
 
 
 @njit(cache=True)
-def _append(st, lm, fm, flt, m1, k1, n1, k, kind, hf32, away):
-    """Copy this mmad's A and B into the next ``k`` rows of the pending panels."""
+def _append(st, lm, fm, flt, m1, k1, n1, k):
+    """Copy this int8 mmad's A and B into the next ``k`` rows of the pending panels."""
     row = st[S.PEND_K]
-    if kind == IN_S8:
-        at, b = _panels(st, lm.view(np.int8))
-        _gather(lm.view(np.int8), fm, flt, m1, k1, n1, k, False, 32, at, b, row)
-    else:
-        at, b = _panels(st, lm.view(np.float32))
-        _gather_float(lm, fm, flt, m1, k1, n1, k, False, kind, hf32, away, at, b, row)
+    at, b = _panels(st, lm.view(np.int8))
+    _gather(lm.view(np.int8), fm, flt, m1, k1, n1, k, False, 32, at, b, row)
     st[S.PEND_K] = row + k
 
 
@@ -422,40 +473,67 @@ def settle_l0c(st, lm, loc):
     if mode == PEND_DENSE:
         _store_c(lm.view(np.float32), c, c, BIAS_NONE, _product(st, lm), m1, n1, False)
         return
+    # int8: the panels' product, added to C's start value
     src_kind = BIAS_NONE if mode == PEND_ZERO else BIAS_MATRIX
-    if st[S.PEND_KIND] == IN_S8:
-        at, b = _panels(st, lm.view(np.int8))
-        _store_c(lm.view(np.int32), c, c, src_kind, _product_s8(at[:k], b[:k]), m1, n1, False)
-    else:
-        at, b = _panels(st, lm.view(np.float32))
-        p = _product(st, lm)
-        _product_f32(st, at[:k], b[:k], p)
-        _store_c(lm.view(np.float32), c, c, src_kind, p, m1, n1, False)
+    at, b = _panels(st, lm.view(np.int8))
+    _store_c(lm.view(np.int32), c, c, src_kind, _product_s8(at[:k], b[:k]), m1, n1, False)
 
 
 @njit(cache=True)
 def dense_c(st, lm, src, src_stride, m_size, n_size, nd_num):
-    """The float32 C that ``fixpipe`` reads at ``src`` as a dense matrix, when the pending accumulation
-    there can give it without storing C to L0C: its rows (``m_size`` x ``n_size``, row-major, ``N1 * 16``
-    apart), or an empty array (the caller settles L0C and reads it as NZ).
+    """The float32 C that ``fixpipe`` reads at ``src`` as a dense matrix, when the product buffer holds it:
+    its rows (``m_size`` x ``n_size``, row-major, ``N1 * 16`` apart), or an empty array (the caller
+    settles L0C and reads it as NZ).
 
-    That is when C starts from 0 (or already is the dense product) and the
+    That is when the float C at ``src`` is pending (``PEND_DENSE``) and the
     fixpipe reads one NZ matrix laid out as mmad wrote it (``src_stride`` =
-    ``M1 * 16``).  C then stays in the product buffer (``PEND_DENSE``) until
-    something else uses L0C (:func:`settle_l0c`) or an mmad overwrites it.
+    ``M1 * 16``).  C then stays in the product buffer until something else
+    uses L0C (:func:`settle_l0c`) or an mmad overwrites it.
     """
-    mode = st[S.PEND_MODE]
     m1, n1 = st[S.PEND_M1], st[S.PEND_N1]
-    if ((mode != PEND_ZERO and mode != PEND_DENSE) or st[S.PEND_KIND] == IN_S8 or st[S.PEND_DST] != src
-            or nd_num != 1 or src_stride != m1 * 16 or m_size > m1 * 16 or n_size > n1 * 16):
+    if (st[S.PEND_MODE] != PEND_DENSE or st[S.PEND_DST] != src or nd_num != 1 or src_stride != m1 * 16
+            or m_size > m1 * 16 or n_size > n1 * 16):
         return np.empty((0, 0), np.float32)
-    p = _product(st, lm)
-    if mode == PEND_ZERO:
-        k = st[S.PEND_K]
-        at, b = _panels(st, lm.view(np.float32))
-        _product_f32(st, at[:k], b[:k], p)
-        st[S.PEND_MODE] = PEND_DENSE
-    return p
+    return _product(st, lm)
+
+
+@njit(cache=True, inline="always")
+def _accumulates(st, dst, src, src_kind, m1, n1):
+    """Whether a float mmad (not GEMV) accumulates into the C held in the product buffer."""
+    return (st[S.PEND_MODE] == PEND_DENSE and src_kind == BIAS_MATRIX and src == dst and st[S.PEND_DST] == dst
+            and st[S.PEND_M1] == m1 and st[S.PEND_N1] == n1)
+
+
+@njit(cache=True)
+def _begin_dense(st, lm, dst, src, src_kind, m1, n1, kind):
+    """Hold the float C at ``dst`` in the product buffer from now on, holding its start value (unless it
+    starts from 0: the first product is written over it).  False when the core has no cube scratch."""
+    if st[S.SCRATCH_SIZE] == 0:
+        return False
+    st[S.PEND_MODE] = PEND_DENSE
+    st[S.PEND_DST] = dst
+    st[S.PEND_M1] = m1
+    st[S.PEND_N1] = n1
+    st[S.PEND_KIND] = kind
+    st[S.PEND_K] = 0
+    if src_kind != BIAS_NONE:
+        _load_start(lm.view(np.float32), src // 4, src_kind, _product(st, lm), m1, n1)
+    return True
+
+
+@njit(cache=True)
+def _load_start(cf, src, src_kind, p, m1, n1):
+    """The dense (M1*16 x N1*16) ``p`` = C's start value from element ``src`` of ``cf``: a bias-table row
+    (``BIAS_TABLE``) added to every row, or an NZ matrix laid out like C (``BIAS_MATRIX``)."""
+    for mi in range(m1):
+        for ni in range(n1):
+            base = src + (ni * m1 + mi) * 256
+            for r in range(16):
+                out = p[mi * 16 + r, ni * 16:ni * 16 + 16]
+                at = base + r * 16 if src_kind == BIAS_MATRIX else src + ni * 16
+                row = cf[at:at + 16]
+                for c in range(16):
+                    out[c] = row[c]
 
 
 @njit(cache=True, inline="always")

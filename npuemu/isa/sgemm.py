@@ -52,10 +52,10 @@ def _call(typingctx, fn, wide, trans_a, m, n, k, a, lda, b, ldb, beta, c, ldc):
 
 
 @njit(cache=True, inline="always")
-def at_b(fn, wide, at, b, c):
-    """``c = at.T @ b`` for C-contiguous float32 ``at`` (K x M), ``b`` (K x N), ``c`` (M x N)."""
+def at_b(fn, wide, at, b, c, beta):
+    """``c = at.T @ b + beta * c`` for C-contiguous float32 ``at`` (K x M), ``b`` (K x N), ``c`` (M x N)."""
     m, n, k = c.shape[0], c.shape[1], at.shape[0]
     if wide:
-        _call(fn, True, TRANS, m, n, k, at, at.shape[1], b, b.shape[1], 0.0, c, n)
+        _call(fn, True, TRANS, m, n, k, at, at.shape[1], b, b.shape[1], beta, c, n)
     else:
-        _call(fn, False, TRANS, m, n, k, at, at.shape[1], b, b.shape[1], 0.0, c, n)
+        _call(fn, False, TRANS, m, n, k, at, at.shape[1], b, b.shape[1], beta, c, n)
