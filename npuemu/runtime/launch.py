@@ -235,13 +235,14 @@ def _schedule(fn: Any, binary: KernelBinary, cores: list[CoreSpec], states: list
     def on_stop(core_states: list[CoreState]) -> None:
         raise stop_error(watchdog, ctx, core_states)
 
+    # BLAS at one thread for every launch that multiplies, however its cores run (docs/cube.md)
+    blas = single_threaded_blas() if binary.facts.blas else contextlib.nullcontext()
     if not binary.facts.blocking:
         # no core ever waits for another: each runs start to finish in one call
         gens = [scheduler.PlainCore(fn, a, partial(fill_local_memory, *s[:2])) for a, s in zip(args, states)]
         # the race checker keeps each core's state apart and compares cores after the launch; the
         # DCache checks read other cores' caches as they go, so those kernels run one core at a time
         parallel = not (debug or (binary.check == "full" and binary.facts.dcache))
-        blas = single_threaded_blas() if parallel and binary.facts.blas else contextlib.nullcontext()
         with blas:
             scheduler.run_to_completion(gens, parallel, _thread_pool, on_fault, watchdog, on_stop)
         return
@@ -254,7 +255,8 @@ def _schedule(fn: Any, binary: KernelBinary, cores: list[CoreSpec], states: list
         return scheduler.LaunchView(binary.name, cores, [s[0] for s in states], words, locs,
                                     plan, binary.platform.name, finished, waiting_at, not_started)
 
-    scheduler.run_cooperative([fn(*a) for a in args], plan, words, on_fault, view, watchdog, on_stop)
+    with blas:
+        scheduler.run_cooperative([fn(*a) for a in args], plan, words, on_fault, view, watchdog, on_stop)
     if binary.facts.cross_core and binary.check != "off":
         err = scheduler.unfinished_flags(binary.name, cores, words, locs)
         if err is not None:
