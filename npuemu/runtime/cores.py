@@ -143,8 +143,10 @@ def type_layout(kernel_type: KernelType, cores: list[CoreSpec]) -> tuple[int, in
 def cube_scratch_bytes(platform: Platform) -> int:
     """Bytes of cube scratch an AIC that runs ``mmad`` gets past its memories (isa/mmad.py).
 
-    The pending A^T and B panels, 16 L0A/L0B fills each, so a tile's whole K
-    usually accumulates in one product; then a product buffer of L0C's size.
+    The A^T and B panels, 16 L0A/L0B fills each (a float mmad uses its own
+    operands' worth; an int8 accumulation collects a tile's whole K, usually,
+    for one product); then a product buffer of L0C's size, which holds a
+    float C.
     """
     return 32 * max(platform.l0a_size, platform.l0b_size) + platform.l0c_size
 
