@@ -14,7 +14,7 @@ def test_the_report_labels_its_columns_and_times_each_computation_once():
     header = text.splitlines()[1]
     for column in ("max |err|", "ulp", "emulator", "numpy", "ratio"):
         assert column in header
-    assert "largest absolute error" in text and "units in the last place" in text
+    assert "largest absolute error" in text and "units in the\nlast place" in text
     add = [r for r in rows if r.kernel == "add"]
     assert all(r.max_ulp == 0 and r.max_error == 0 for r in add)             # bit-exact: 0 ulp
     by = {(r.kernel, r.dtype): r for r in rows}
