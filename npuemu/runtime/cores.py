@@ -152,10 +152,10 @@ def cube_scratch_bytes(platform: Platform) -> int:
 
 
 def new_core_state(spec: CoreSpec, platform: Platform, scratch: int = 0,
-                   fill: bool = True) -> tuple[np.ndarray, np.ndarray]:
+                   memory: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """The ``st`` and ``lm`` arrays a core starts with; an AIC gets ``scratch`` bytes of cube scratch.
 
-    With ``fill=False`` the caller fills the memories (:func:`fill_local_memory`) before the core runs.
+    With ``memory=False`` there is no ``lm`` yet: :func:`local_memory_of` takes it when the core starts.
     """
     st = np.zeros(S.STATE_SIZE, np.int64)
     st[S.BLOCK_IDX] = spec.block_idx
@@ -176,28 +176,29 @@ def new_core_state(spec: CoreSpec, platform: Platform, scratch: int = 0,
     st[S.SCRATCH_BASE] = base
     st[S.SCRATCH_SIZE] = scratch
     st[S.SGEMM], st[S.SGEMM_WIDE] = sgemm_address() if spec.core_type == AIC else (0, False)
-    return st, _local_memory(base, scratch, fill)
+    return st, (_local_memory(base, scratch) if memory else None)
 
 
-def fill_local_memory(st: np.ndarray, lm: np.ndarray) -> None:
-    """Make every byte of the core's on-chip memories ``UNINITIALISED_BYTE`` (not the cube scratch).
+def local_memory_of(st: np.ndarray) -> np.ndarray:
+    """The local memories of a core that starts now (filled), for a core made with ``memory=False``.
 
-    Launches whose cores run in parallel do this on the core's own thread just
-    before it starts: the fill (19 MiB for 24 cube cores) runs in parallel
-    and leaves the core's memories in that thread's cache.
+    Cores that never wait for each other take their memories when they start
+    and give them back when they end, so a launch holds memories for the
+    cores running at once, not for every block: a launch of 65535 blocks of
+    a vector kernel needs the state words of each block and the UB of a
+    thread's worth of cores.
     """
-    lm[:st[S.SCRATCH_BASE]].fill(UNINITIALISED_BYTE)
+    return _local_memory(int(st[S.SCRATCH_BASE]), int(st[S.SCRATCH_SIZE]))
 
 
-def _local_memory(nbytes: int, scratch: int, fill: bool) -> np.ndarray:
-    """``nbytes`` of on-chip memory (every byte ``UNINITIALISED_BYTE`` if ``fill``), then ``scratch`` bytes
-    of emulator scratch (contents undefined: its pages are only touched when used)."""
+def _local_memory(nbytes: int, scratch: int) -> np.ndarray:
+    """``nbytes`` of on-chip memory (every byte ``UNINITIALISED_BYTE``), then ``scratch`` bytes of
+    emulator scratch (contents undefined: its pages are only touched when used)."""
     total = nbytes + scratch
     lm = POOL.take(("lm", total))
     if lm is None:
         lm = np.empty(total, np.uint8)
-    if fill:
-        lm[:nbytes].fill(UNINITIALISED_BYTE)
+    lm[:nbytes].fill(UNINITIALISED_BYTE)
     return lm
 
 
@@ -205,4 +206,5 @@ def recycle_local_memories(arrays: list[np.ndarray]) -> None:
     """Give the local memories of a launch whose cores have all stopped back for later launches
     (they are recycled: a launch's memories are refilled, never allocated afresh; see :mod:`.pool`)."""
     for lm in arrays:
-        POOL.give(("lm", lm.size), lm)
+        if lm is not None:
+            POOL.give(("lm", lm.size), lm)

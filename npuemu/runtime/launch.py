@@ -36,7 +36,7 @@ from . import scheduler, shadows
 from .args import Region, region_for
 from .blas_threads import single_threaded_blas
 from .binding import bind_arguments
-from .cores import (CoreSpec, check_placement, core_plan, cube_scratch_bytes, fill_local_memory, new_core_state,
+from .cores import (CoreSpec, check_placement, core_plan, cube_scratch_bytes, local_memory_of, new_core_state,
                     recycle_local_memories, residency, type_layout)
 from .debuglog import print_launch_logs
 from .faults import FaultContext, raise_fault
@@ -163,12 +163,13 @@ class _Launch:
         # race checker (isa/hb.py): cores that wait for each other check each other's GM accesses as they run
         gsh = shadows.new_gm_shadows([r.bytes.size for r in regions], len(cores), facts.blocking,
                                 [not r.initialized for r in regions]) if full else tuple(_DUMMY for _ in regions)
-        dc = np.zeros(dcache.dc_bytes(len(cores), binary.platform), np.uint8)
+        # the DCache model holds every core's lines; a kernel without scalar GM accesses needs none
+        dc = np.zeros(dcache.dc_bytes(len(cores) if facts.dcache else 0, binary.platform), np.uint8)
         states = []
         scratch = cube_scratch_bytes(binary.platform) if facts.blas else 0
         for slot, spec in enumerate(cores):
-            # plain cores fill their memories as they start, on their own thread
-            st, lm = new_core_state(spec, binary.platform, scratch, fill=facts.blocking)
+            # plain cores take (and fill) their memories as they start, on their own thread
+            st, lm = new_core_state(spec, binary.platform, scratch, memory=facts.blocking)
             st[S.CORE_SLOT] = slot
             st[S.CHECK_FULL] = full
             log = np.zeros(LOG_WORDS, np.int64) if facts.uses_log else _DUMMY
@@ -227,7 +228,6 @@ def _schedule(fn: Any, binary: KernelBinary, cores: list[CoreSpec], states: list
               shared: tuple[Any, ...], scalars: list[Any], ctx: FaultContext, debug: bool,
               watchdog: Watchdog) -> None:
     """Run every core to completion (see npuemu/runtime/scheduler.py)."""
-    args = [_core_args(state, shared, scalars) for state in states]
 
     def on_fault(exc: BaseException, slot: int) -> None:
         raise_fault(exc, cores[slot], ctx)
@@ -238,8 +238,10 @@ def _schedule(fn: Any, binary: KernelBinary, cores: list[CoreSpec], states: list
     # BLAS at one thread for every launch that multiplies, however its cores run (docs/cube.md)
     blas = single_threaded_blas() if binary.facts.blas else contextlib.nullcontext()
     if not binary.facts.blocking:
-        # no core ever waits for another: each runs start to finish in one call
-        gens = [scheduler.PlainCore(fn, a, partial(fill_local_memory, *s[:2])) for a, s in zip(args, states)]
+        # no core ever waits for another: each runs start to finish in one call, with memories it takes
+        # when it starts and gives back when it ends
+        gens = [scheduler.PlainCore(fn, partial(_start_plain, states, slot, shared, scalars),
+                                    partial(_finish_plain, states, slot)) for slot in range(len(states))]
         # the race checker keeps each core's state apart and compares cores after the launch; the
         # DCache checks read other cores' caches as they go, so those kernels run one core at a time
         parallel = not (debug or (binary.check == "full" and binary.facts.dcache))
@@ -256,11 +258,25 @@ def _schedule(fn: Any, binary: KernelBinary, cores: list[CoreSpec], states: list
                                     plan, binary.platform.name, finished, waiting_at, not_started)
 
     with blas:
-        scheduler.run_cooperative([fn(*a) for a in args], plan, words, on_fault, view, watchdog, on_stop)
+        scheduler.run_cooperative([fn(*_core_args(s, shared, scalars)) for s in states], plan, words, on_fault,
+                                  view, watchdog, on_stop)
     if binary.facts.cross_core and binary.check != "off":
         err = scheduler.unfinished_flags(binary.name, cores, words, locs)
         if err is not None:
             raise err
+
+
+def _start_plain(states: list[tuple[Any, ...]], slot: int, shared: tuple[Any, ...],
+                 scalars: list[Any]) -> tuple[Any, ...]:
+    st, _, log, sh = states[slot]
+    states[slot] = (st, local_memory_of(st), log, sh)
+    return _core_args(states[slot], shared, scalars)
+
+
+def _finish_plain(states: list[tuple[Any, ...]], slot: int) -> None:
+    st, lm, log, sh = states[slot]
+    states[slot] = (st, None, log, sh)
+    recycle_local_memories([lm])
 
 
 def _core_args(state: tuple[np.ndarray, ...], shared: tuple[Any, ...], scalars: list[Any]) -> tuple[Any, ...]:

@@ -46,19 +46,22 @@ OnStop = Callable[[list[CoreState]], None]         # (each core's state) -> rais
 
 
 class PlainCore:
-    """A non-blocking kernel instance behind the generator protocol: one step runs ``prepare()``, then
-    the kernel to its end."""
+    """A non-blocking kernel instance behind the generator protocol: one step takes the core's arguments
+    (``start()``: its memories are taken then), runs the kernel to its end and calls ``finish()``."""
 
-    __slots__ = ("fn", "args", "prepare")
+    __slots__ = ("fn", "start", "finish")
 
-    def __init__(self, fn: Any, args: tuple[Any, ...], prepare: Callable[[], None] = lambda: None):
+    def __init__(self, fn: Any, start: Callable[[], tuple[Any, ...]], finish: Callable[[], None] = lambda: None):
         self.fn = fn
-        self.args = args
-        self.prepare = prepare
+        self.start = start
+        self.finish = finish
 
     def __next__(self) -> Any:
-        self.prepare()
-        self.fn(*self.args)
+        args = self.start()
+        try:
+            self.fn(*args)
+        finally:
+            self.finish()
         raise StopIteration
 
 
