@@ -44,9 +44,13 @@ def ub_fits_one_block(ctx: TilingContext) -> bool:
 
 
 def refusal_is_justified(message: str) -> bool:
-    """A tiling may refuse only when its smallest tile needs more UB than the platform has."""
+    """A tiling may refuse only when its smallest tile needs more UB than the platform has, or when the
+    platform has no AI Core that can host the kernel type (a mix kernel needs two AIVs per AI Core)."""
     m = re.search(r"needs (\d+) bytes of UB(?:; \S+ has | \()(\d+)", message)
-    return m is not None and int(m[1]) > int(m[2])
+    if m is not None:
+        return int(m[1]) > int(m[2])
+    m = re.search(r"needs AI Cores with two AIV cores each; \S+ has (\d+) AIC and (\d+) AIV cores", message)
+    return m is not None and (int(m[1]) == 0 or int(m[2]) // int(m[1]) < 2)
 
 
 # ------------------------------------------------------------------------------ the bundled kernels
