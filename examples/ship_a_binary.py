@@ -9,9 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
 
-import npuemu
 import npuemu.asc as asc
 
 

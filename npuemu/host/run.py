@@ -24,7 +24,6 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from ..errors import LaunchError
-from ..language import dtype as dt
 from ..language.enums import KernelType
 from ..options import from_environment
 from ..arrays import as_array, gm_buffer

@@ -13,7 +13,6 @@ a bad parameter is the instruction's to report.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .linkage import instruction
 from . import dcache_checks, gm_shadow, hb, local_shadow
