@@ -81,14 +81,6 @@ def stop_error(watchdog: Watchdog, ctx: FaultContext, states: Sequence[CoreState
     return err
 
 
-def _source(ctx: FaultContext, loc_id: int) -> str:
-    """``file:line `source```: the loop or wait at location ``loc_id``."""
-    if 0 <= loc_id < len(ctx.locs):
-        loc = ctx.locs[loc_id]
-        return f"{loc.short()} `{loc.line_text.strip()}`"
-    return f"location {loc_id}"
-
-
 def _what(s: CoreState, alone: bool = True) -> str:
     """What the core was doing; ``alone``: with its own iteration count (not one of a group)."""
     if s.what == STOPPED:
@@ -105,7 +97,7 @@ def _lines(ctx: FaultContext, states: Sequence[CoreState]) -> list[str]:
         groups.setdefault((s.loc, s.what), []).append(i)
     out = []
     for (loc, _), slots in groups.items():
-        at = f" at {_source(ctx, loc)}:" if loc >= 0 else ""
+        at = f" at {ctx.source(loc)}:" if loc >= 0 else ""
         what = _what(states[slots[0]], len(slots) == 1)
         if len(slots) > 1 and what.startswith("has "):
             what = "have " + what[4:]

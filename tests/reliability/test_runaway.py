@@ -30,9 +30,7 @@ SPIN_ALL = 0b11
 
 
 @asc.jit
-def runaway(x: asc.GlobalAddress, n: int, spinners: int, step: int, divisor: int):
-    """Blocks in the bit mask ``spinners`` count to ``n`` by ``step`` (forever when it is 0); the others
-    divide ``n`` by ``divisor`` (a fault when it is 0).  Each writes its result to ``x[block]``."""
+def spin_or_divide(x: asc.GlobalAddress, n: int, spinners: int, step: int, divisor: int):
     g = asc.GlobalTensor()
     g.set_global_buffer(x, n)
     idx = asc.get_block_idx()
@@ -43,21 +41,19 @@ def runaway(x: asc.GlobalAddress, n: int, spinners: int, step: int, divisor: int
         g.set_value(idx, i * 1.0)
     else:
         g.set_value(idx, (n // divisor) * 1.0)
+
+
+@asc.jit
+def runaway(x: asc.GlobalAddress, n: int, spinners: int, step: int, divisor: int):
+    """Blocks in the bit mask ``spinners`` count to ``n`` by ``step`` (forever when it is 0); the others
+    divide ``n`` by ``divisor`` (a fault when it is 0).  Each writes its result to ``x[block]``."""
+    spin_or_divide(x, n, spinners, step, divisor)
 
 
 @asc.jit(kernel_type=asc.KernelType.MIX_AIV_1_0)
 def runaway_sync(x: asc.GlobalAddress, n: int, spinners: int, step: int, divisor: int):
     """:func:`runaway`, then a ``sync_all``: its cores wait for each other, so they run cooperatively."""
-    g = asc.GlobalTensor()
-    g.set_global_buffer(x, n)
-    idx = asc.get_block_idx()
-    if (spinners >> idx) & 1:
-        i = 0
-        while i < n:            # the loop
-            i += step
-        g.set_value(idx, i * 1.0)
-    else:
-        g.set_value(idx, (n // divisor) * 1.0)
+    spin_or_divide(x, n, spinners, step, divisor)
     asc.sync_all()
 
 
@@ -80,7 +76,7 @@ def running_sums(x: asc.GlobalAddress, y: asc.GlobalAddress, n: int):
 
 
 _LOOPS = [i for i, text in enumerate(Path(__file__).read_text().splitlines(), 1) if "# the loop" in text]
-LOOP = {"plain": _LOOPS[0], "cooperative": _LOOPS[1]}      # the spinning loop's line, per kernel
+LOOP = {"plain": _LOOPS[0], "cooperative": _LOOPS[0]}      # the spinning loop's line (one helper for both)
 
 
 # --------------------------------------------------------------------------- the child process
