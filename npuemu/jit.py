@@ -69,6 +69,12 @@ class JITFunction(KernelFunction):
         kinds = signature_kinds(self, signature, given)
         return self.builder.binary(kinds, options, native=not options.debug)
 
+    def tiling_keys(self, signature: Any = None, /, **given: Any) -> tuple[int, ...]:
+        """The tiling keys the kernel branches on (``asc.tiling_key_is``) for ``signature`` (as :meth:`compile`)."""
+        options_given = {k: given.pop(k) for k in list(given) if k in OPTION_NAMES}
+        options = from_environment(**{**self.options, **options_given})
+        return self.builder.tiling_keys(signature_kinds(self, signature, given), options)
+
     def binaries(self) -> list[KernelBinary]:
         """The binaries this process has built or loaded for the kernel."""
         return self.builder.binaries()

@@ -322,3 +322,11 @@ def test_a_kernel_that_moved_within_its_file_gets_its_own_key(tmp_path):
         spec.loader.exec_module(module)
         keys.append(module.plus_offset.compile([asc.int32, 4]).key)
     assert keys[0].source != keys[1].source and keys[0].args == keys[1].args
+
+
+def test_tiling_keys_are_learned_without_building():
+    from npuemu.kernels.add import add_kernel
+    from npuemu.tiling.elementwise import KEY_NATIVE, KEY_WIDEN, ElementwiseTiling
+    signature = [asc.float16, asc.float16, asc.float16, ElementwiseTiling]
+    assert add_kernel.tiling_keys(signature) == tuple(sorted((KEY_NATIVE, KEY_WIDEN)))
+    assert scale_rows.tiling_keys([asc.float32, asc.float32, int, float, bool, 64]) == ()

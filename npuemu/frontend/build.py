@@ -84,6 +84,22 @@ class KernelBuilder:
             b.native()
         return b
 
+    def tiling_keys(self, kinds: tuple[ArgKind, ...], options: Options) -> tuple[int, ...]:
+        """The tiling keys the kernel tests for these argument kinds (empty: it does not branch on one).
+
+        Learned by lowering the kernel (once per specialisation), without building anything.
+        """
+        platform = get_platform(options.platform)
+        base = (kinds, options.resolved_kernel_type, platform.key, options.check)
+        tested = self._tested.get(base)
+        if tested is None:
+            parsed = parse_function(self.kernel.fn)
+            values = {name: _Params().value(name, k) for name, k in zip(self.kernel.signature.parameters, kinds)}
+            lw = Lowerer(self.kernel.__name__, platform, options)
+            lw.lower_kernel(parsed, values)
+            tested = self._tested.setdefault(base, frozenset(lw.facts.tiling_keys))
+        return tuple(sorted(tested))
+
     def _known(self, base: tuple[Any, ...], tiling_key: int | None) -> KernelBinary | None:
         tested = self._tested.get(base)
         if tested is None:
