@@ -125,6 +125,9 @@ class OpDef:
     tiling: the tiling function (``TilingContext -> TilingResult``); the context's attributes are the op's.
     infer_shape: ``(input shapes, attrs) -> output shapes``; infer_dtype likewise (default: the column's).
     kernel_args: ``attrs -> extra kernel arguments`` after the tiling data (ConstExpr values, scalars).
+    tiling_attrs: ``(input TensorDescs, attrs) -> dict`` of further attributes the tiling function reads
+        (e.g. scratch bytes per element); the op's own attributes are always there.
+    workspace_dtype: the kernel dtype its ``workspace`` parameter takes (None: uint8).
     impl_modes: the implementation modes the binaries are built for (``high_precision``,
         ``high_performance``); deterministic: ``"true"``, ``"false"`` or ``"ignore"``.
     nd_fallback: a tensor in a format the op does not support is taken as ND (CANN's SUPPORT_ND).
@@ -140,6 +143,8 @@ class OpDef:
     infer_shape: Callable[..., Any] | None = None
     infer_dtype: Callable[..., Any] | None = None
     kernel_args: Callable[[dict[str, Any]], tuple[Any, ...]] | None = None
+    tiling_attrs: Callable[..., dict[str, Any]] | None = None
+    workspace_dtype: Any = None
     impl_modes: tuple[str, ...] = ("high_performance",)
     deterministic: str = "ignore"
     nd_fallback: bool = False
@@ -150,10 +155,12 @@ class OpDef:
                  attrs: Sequence[Attr] = (), kernel: Any = None, tiling: Callable[[Any], Any] | None = None,
                  infer_shape: Callable[..., Any] | None = None, infer_dtype: Callable[..., Any] | None = None,
                  kernel_args: Callable[[dict[str, Any]], tuple[Any, ...]] | None = None,
+                 tiling_attrs: Callable[..., dict[str, Any]] | None = None, workspace_dtype: Any = None,
                  impl_modes: Sequence[str] = ("high_performance",), deterministic: str = "ignore",
                  nd_fallback: bool = False, cpu: Callable[..., Any] | None = None):
         values = dict(name=name, inputs=tuple(inputs), outputs=tuple(outputs), attrs=tuple(attrs), kernel=kernel,
                       tiling=tiling, infer_shape=infer_shape, infer_dtype=infer_dtype, kernel_args=kernel_args,
+                      tiling_attrs=tiling_attrs, workspace_dtype=workspace_dtype,
                       impl_modes=tuple(impl_modes), deterministic=deterministic, nd_fallback=nd_fallback, cpu=cpu)
         for k, v in values.items():
             object.__setattr__(self, k, v)
