@@ -92,6 +92,13 @@ def before_launch(hook: LaunchHook) -> Iterator[None]:
         _BEFORE_LAUNCH.reset(token)
 
 
+def call_before_launch_hooks(inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
+    """Call the :func:`before_launch` hooks of the current context (every host launcher does, just before
+    launching, with the arrays the kernel gets)."""
+    for hook in _BEFORE_LAUNCH.get():
+        hook(inputs, outputs)
+
+
 def run_tiling(tiling_fn: TilingFunction, ctx: TilingContext, cache: TilingCache | None = DEFAULT_CACHE
                ) -> TilingResult:
     """``tiling_fn(ctx)`` through ``cache`` (None: no cache), checked."""
@@ -135,8 +142,7 @@ def run_op(kernel: Any, tiling_fn: TilingFunction, inputs: Sequence[Any], output
                           f"but the kernel has no 'workspace' parameter")
     if result.schedule_mode == 1:
         _check_batch_mode(kernel, result, plat, launch)
-    for hook in _BEFORE_LAUNCH.get():
-        hook(inputs, outputs)
+    call_before_launch_hooks(inputs, outputs)
     kernel[result.block_dim](*inputs, *outputs, *workspace, result.tiling_data, *args,
                              tiling_key=result.tiling_key, platform=plat, **launch)
     return result
