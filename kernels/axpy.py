@@ -19,6 +19,12 @@ def axpy_tile(dst: asc.LocalTensor, x: asc.LocalTensor, y: asc.LocalTensor, alph
     asc.axpy(dst, x, alpha, count)        # dst = x * alpha + dst
 
 
+@asc.jit
+def add_scaled_tile(dst: asc.LocalTensor, x1: asc.LocalTensor, x2: asc.LocalTensor, alpha: float, count: int):
+    """``dst = x1 + alpha * x2``: the op library's Add (npuemu.ops.library); alpha = 1 gives ``x1 + x2`` exactly."""
+    axpy_tile(dst, x2, x1, alpha, count)
+
+
 def axpy(alpha: float, x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None, **launch: Any) -> np.ndarray:
     """``alpha * x + y`` on the emulated NPU (into ``out``, a new array by default)."""
     check_same("axpy", x=x, y=y)

@@ -18,19 +18,21 @@ dtype.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
 
 import npuemu.asc as asc
+from npuemu.asc import Field, KnownTypes, Struct, StructField
 from npuemu.errors import LaunchError
-from npuemu.host.tiling import TilingError
+from npuemu.host.tiling import TilingContext, TilingError, TilingResult
 from npuemu.kernels._cube import ceil_div, core_block, launch_matmul, matmul_block
 from npuemu.kernels._stream import from_float, global_slice, load_tile, store_tile, to_float
 from npuemu.kernels.gelu import SQRT_2_OVER_PI_X2, CUBIC, gelu_tile
 from npuemu.kernels.leaky_relu import leaky_relu_tile
 from npuemu.platform import get_platform
-from npuemu.tiling.matmul import TCubeTiling
+from npuemu.tiling.matmul import TCubeTiling, matmul_tiling
 
 DTYPES = ("float16", "bfloat16", "float32")
 ACTIVATIONS = ("gelu", "leaky_relu")
@@ -125,6 +127,34 @@ def vector_chunk(n: int, platform: Any = None) -> int:
         raise TilingError(f"the vector side of linear needs {VEC_ALIGN * UB_BYTES_PER_ELEMENT} bytes of UB; "
                           f"{p.name} has {p.ub_size}")
     return min(fit, VEC_MAX, -(-n // VEC_ALIGN) * VEC_ALIGN)
+
+
+class LinearTiling(Struct):
+    """Tiling data of :func:`linear_op_kernel`: the cube side's tiling and the vector side's chunk."""
+
+    cube = StructField(TCubeTiling)
+    vec_len = Field(KnownTypes.int32)          # :func:`vector_chunk` of N on the launch's platform
+
+
+def linear_tiling(ctx: TilingContext) -> TilingResult:
+    """``matmul_tiling`` (attributes ``trans_b``, ``workspace_c_bytes``) plus the vector chunk, in one struct."""
+    result = matmul_tiling(ctx)
+    cube = result.tiling_data
+    data = LinearTiling(cube=cube, vec_len=vector_chunk(cube.N, ctx.platform))
+    return dataclasses.replace(result, tiling_data=data)
+
+
+@asc.jit(kernel_type=asc.KernelType.MIX_AIC_1_2)
+def linear_op_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, bias: asc.GlobalAddress, y: asc.GlobalAddress,
+                     workspace: asc.GlobalAddress, t: LinearTiling, trans_b: asc.ConstExpr[bool],
+                     act: asc.ConstExpr, alpha: float):
+    """:func:`linear_kernel` with everything the host decides in the tiling data (the op library's Linear).
+
+    An op's launch passes the tiling data and what its attributes decide; the
+    vector chunk depends on N and the platform's UB, so it travels in
+    :class:`LinearTiling` rather than as an argument.
+    """
+    linear_kernel(x, w, bias, y, workspace, t.cube, trans_b, act, alpha, t.vec_len)
 
 
 def linear(x: np.ndarray, w: np.ndarray, bias: np.ndarray, activation: str = "gelu", alpha: float = 0.01,

@@ -56,6 +56,22 @@ def matmul_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddre
     matmul_block(ag, bg, cg, t, trans_b, quant, deq_scalar)
 
 
+@asc.jit(kernel_type=asc.KernelType.AIC_ONLY)
+def matmul_op_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, t: TCubeTiling,
+                     trans_b: asc.ConstExpr[bool]):
+    """:func:`matmul_kernel` with ``fixpipe``'s conversion chosen by ``c``'s dtype (the op library's MatMul).
+
+    An op's launch passes only what its attributes decide; the output dtype
+    is part of the binary's signature, so the conversion is chosen here.
+    """
+    if c.dtype == asc.float16:
+        matmul_kernel(a, b, c, t, trans_b, asc.QuantModes.F322F16, 0)
+    elif c.dtype == asc.bfloat16:
+        matmul_kernel(a, b, c, t, trans_b, asc.QuantModes.F322BF16, 0)
+    else:
+        matmul_kernel(a, b, c, t, trans_b, asc.QuantModes.NoQuant, 0)
+
+
 def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None, *, trans_b: bool = False,
            **launch: Any) -> np.ndarray:
     """``a @ b`` (``a @ b.T`` with ``trans_b``) by :func:`matmul_kernel`; the result has ``a``'s dtype.
