@@ -40,6 +40,20 @@ def cast_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, t: ElementwiseTiling
         store_tile(qz, zg[off:], count)
 
 
+@asc.jit
+def cast_op_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, t: ElementwiseTiling):
+    """:func:`cast_kernel` rounding to nearest even (the op library's Cast).
+
+    The rounding mode is chosen here from the dtypes, which fix the binary:
+    conversions to float32 take CAST_NONE (exact, or rounding as RINT from
+    int32), the others CAST_RINT.
+    """
+    if z.dtype == asc.float32:
+        cast_kernel(x, z, t, asc.RoundMode.CAST_NONE)
+    else:
+        cast_kernel(x, z, t, asc.RoundMode.CAST_RINT)
+
+
 def cast(x: np.ndarray, dtype: Any, round_mode: asc.RoundMode = asc.RoundMode.CAST_RINT,
          out: np.ndarray | None = None, **launch: Any) -> np.ndarray:
     """``x`` converted to ``dtype`` (a NumPy dtype, incl. ml_dtypes.bfloat16) on the emulated NPU."""

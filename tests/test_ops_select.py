@@ -4,7 +4,6 @@ from __future__ import annotations
 import struct
 
 import numpy as np
-import pytest
 
 from npuemu.ops import selection_key as sk
 from npuemu.ops.codes import FORMAT_END

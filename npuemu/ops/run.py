@@ -37,39 +37,13 @@ from ..runtime.binding import bind_arguments
 from ..runtime.launch import launch
 from ..runtime.stream import Stream
 from .codes import OpDefError
-from .opdef import DYNAMIC, OPTIONAL, OpDef, TensorParam
+from .opdef import OpDef
 from .select import Selection, select_args
-from .tensor import ND, NZ, OpTensor, TensorArg, format_cast, tensor_arg
+from .tensor import ND, NZ, Arg, OpTensor, TensorArg, describe_tensors, format_cast
 from .variants import build_attrs, kernel_args, kernel_layout, workspace_dtype
 
 LAUNCH_OPTIONS = frozenset({"debug", "check", "timeout", "max_steps", "core_num"})
 _AIV_TYPES = (KernelType.AIV_ONLY, KernelType.MIX_AIV_1_0, KernelType.MIX_AIV_HARD_SYNC)
-
-Arg = TensorArg | list[TensorArg] | None
-
-
-def describe_tensors(op: OpDef, params: Sequence[TensorParam], values: Sequence[Any], kind: str) -> list[Arg]:
-    """The call's tensors per parameter: a :class:`TensorArg`, a list of them (dynamic) or None (absent)."""
-    if isinstance(values, (np.ndarray, OpTensor)) or not isinstance(values, (list, tuple)):
-        raise LaunchError(f"op {op.name}: pass the {kind}s as a list or tuple (one entry per {kind})")
-    if len(values) > len(params):
-        raise LaunchError(f"op {op.name} takes {len(params)} {kind}(s) ({', '.join(p.name for p in params)}), "
-                          f"{len(values)} given")
-    out: list[Arg] = []
-    for i, p in enumerate(params):
-        v = values[i] if i < len(values) else None
-        if v is None:
-            if p.param_type != OPTIONAL:
-                raise LaunchError(f"op {op.name}: {kind} {p.name!r} is required")
-            out.append(None)
-        elif p.param_type == DYNAMIC:
-            if not isinstance(v, (list, tuple)) or not v:
-                raise LaunchError(f"op {op.name}: dynamic {kind} {p.name!r} takes a non-empty list of tensors")
-            out.append([tensor_arg(x) for x in v])
-        else:
-            out.append(tensor_arg(v))
-    return out
-
 
 def run_op(op: OpDef, inputs: Sequence[Any], outputs: Sequence[Any], attrs: Mapping[str, Any] | None = None, *,
            platform: Platform | str | None = None, stream: Stream | None = None, wait: bool = True,

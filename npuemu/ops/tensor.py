@@ -18,7 +18,7 @@ tensor; :class:`OpTensor` carries any other format::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from ..errors import LaunchError
 from ..host.tiling import TensorDesc
 from ..language import dtype as dt
 from .codes import OpDefError, format_name
+from .opdef import DYNAMIC, OPTIONAL, OpDef, TensorParam
 
 ND, NZ = "ND", "FRACTAL_NZ"
 
@@ -170,3 +171,29 @@ def tensor_arg(value: Any) -> TensorArg:
     if isinstance(value, GMBuffer) and arr.dtype.itemsize != kdt.sizeof():    # reinterpreted bytes: count them
         shape = (arr.nbytes // kdt.sizeof(),)
     return TensorArg(value, kdt.name, ND, shape, shape)
+
+
+Arg = TensorArg | list[TensorArg] | None
+
+
+def describe_tensors(op: OpDef, params: Sequence[TensorParam], values: Sequence[Any], kind: str) -> list[Arg]:
+    """The call's tensors per parameter: a :class:`TensorArg`, a list of them (dynamic) or None (absent)."""
+    if isinstance(values, (np.ndarray, OpTensor)) or not isinstance(values, (list, tuple)):
+        raise LaunchError(f"op {op.name}: pass the {kind}s as a list or tuple (one entry per {kind})")
+    if len(values) > len(params):
+        raise LaunchError(f"op {op.name} takes {len(params)} {kind}(s) ({', '.join(p.name for p in params)}), "
+                          f"{len(values)} given")
+    out: list[Arg] = []
+    for i, p in enumerate(params):
+        v = values[i] if i < len(values) else None
+        if v is None:
+            if p.param_type != OPTIONAL:
+                raise LaunchError(f"op {op.name}: {kind} {p.name!r} is required")
+            out.append(None)
+        elif p.param_type == DYNAMIC:
+            if not isinstance(v, (list, tuple)) or not v:
+                raise LaunchError(f"op {op.name}: dynamic {kind} {p.name!r} takes a non-empty list of tensors")
+            out.append([tensor_arg(x) for x in v])
+        else:
+            out.append(tensor_arg(v))
+    return out

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..arrays import as_array
-from ..binary.describe import describe
+from ..binary.describe import describe, qualname
 from ..binary.kernel_binary import KernelBinary
 from ..binary.key import ArgSpec
 from ..errors import LaunchError
@@ -62,6 +62,11 @@ def _mismatch(spec: ArgSpec, value: Any) -> str | None:
         return None if arr[1].name == spec.dtype else f"expected {spec.dtype} elements, got {arr[1].name}"
     if spec.kind == "const":
         got = describe(value.item() if isinstance(value, np.generic) else value)
+        if got is None and spec.value.startswith(("jit:", "fn:")):
+            # A function ConstExpr: the runtime cannot fingerprint source (the frontend does, when it keys the
+            # binary); the function's name must match.
+            inner = getattr(value, "fn", value)
+            got = spec.value if spec.value.split(":")[1] == qualname(inner) else qualname(inner)
         return None if got == spec.value else f"the binary is specialised for ConstExpr {spec.value}, got {value!r}"
     if spec.kind == "struct":
         got = f"{type(value).__module__}.{type(value).__qualname__}"
