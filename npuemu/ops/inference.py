@@ -45,6 +45,10 @@ class OpInputError(NpuemuError, ValueError):
     """An op was called with arguments it cannot take (count, dtype, format, shape); the message names them."""
 
 
+class NoColumnError(OpInputError):
+    """No column of the op takes the inputs' dtypes and formats, even after promotion (no binary can fit)."""
+
+
 def np_dtype(name: str) -> np.dtype:
     """The NumPy dtype of an op dtype name (``bfloat16`` is ml_dtypes'; ``bool`` is NumPy's)."""
     if name == "bfloat16":
@@ -221,7 +225,7 @@ def choose_column(op: OpDef, inputs: list[Bound], out_dtypes: Sequence[str] | No
         return next((c for c in pool if outputs_fit(c)), pool[0])
     given = ", ".join(f"{p.name}={d}/{f}" for p, d, f in zip(op.inputs, dtypes, formats) if d is not None)
     supported = "; ".join(c.describe(op) for c in op.columns)
-    raise OpInputError(f"op {op.name} does not support {given}, nor a promotion of it (NumPy rules, restricted "
+    raise NoColumnError(f"op {op.name} does not support {given}, nor a promotion of it (NumPy rules, restricted "
                        f"to the op's combinations); supported: {supported}")
 
 

@@ -36,8 +36,10 @@ import numpy as np
 from ..arrays import as_array
 from ..errors import LaunchError
 from . import library, registry
+from .inference import NoColumnError
 from .opdef import OpDef
 from .select import SelectionError
+from .tensor import OpTensor
 
 #: keywords of a call that are launch options, not attributes
 OPTIONS = frozenset({"platform", "impl_mode", "deterministic", "cache", "debug", "check", "timeout", "max_steps",
@@ -126,8 +128,11 @@ def _combination(op: OpDef, inputs: Sequence[Any]) -> str:
             parts.append(f"{p.name}=absent")
             continue
         first = x[0] if isinstance(x, (list, tuple)) else x
-        fmt = getattr(first, "format", "ND")
-        parts.append(f"{p.name}={to_numpy(getattr(first, 'data', first)).dtype.name}/{fmt}")
+        if isinstance(first, OpTensor):
+            first, fmt = first.data, first.format
+        else:
+            fmt = "ND"
+        parts.append(f"{p.name}={to_numpy(first).dtype.name}/{fmt}")
     return ", ".join(parts)
 
 
@@ -168,7 +173,7 @@ def call(op: str | OpDef, *inputs: Any, out: Any = None, **kwargs: Any) -> Any:
     :data:`OPTIONS`.  Without a fitting binary the op runs on the CPU (see the
     module docstring) unless the fallback is off.
     """
-    from .executor import OpInputError, prepare        # the two-phase API (aclnn)
+    from .executor import prepare        # the two-phase API (aclnn)
     opdef = _resolve(op)
     attrs = {k: v for k, v in kwargs.items() if k not in OPTIONS}
     phase_one = {k: v for k, v in kwargs.items() if k in _PHASE_ONE}
@@ -177,9 +182,7 @@ def call(op: str | OpDef, *inputs: Any, out: Any = None, **kwargs: Any) -> Any:
     args = _broadcast(opdef, inputs)
     try:
         ex = prepare(opdef, *args, out=out, launch_options=launch, **phase_one, **attrs)
-    except OpInputError as error:
-        if not _no_column(error):
-            raise
+    except NoColumnError as error:
         # phase one found no column for the inputs: no binary can fit, as a selection would say
         return _fall_back(opdef, inputs, values, out, SelectionError(str(error)))
     except SelectionError as error:
@@ -194,11 +197,6 @@ def call(op: str | OpDef, *inputs: Any, out: Any = None, **kwargs: Any) -> Any:
     return _deliver(results, None, any(_is_torch(x) for x in inputs))
 
 
-def _no_column(error: Exception) -> bool:
-    """Phase one refused the inputs' dtypes or formats (no column takes them), not the call's shape or count."""
-    return "does not support" in str(error)
-
-
 # ----------------------------------------------------------------------------- one function per op
 
 
@@ -210,7 +208,7 @@ def op_function(name: str, op: OpDef) -> Callable[..., Any]:
     params = ", ".join(p.name for p in op.inputs)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"``{name}({params}{', ' if attrs else ''}{attrs}, out=None, **options)``: op {op.name} "
-                  f"(:data:`npuemu.ops.library.{_constant(op)}`) through :func:`npuemu.ops.call.call`.\n\n"
+                  f"(:data:`npuemu.ops.library.{_constant(op)}`) through :func:`npuemu.ops.functions.call`.\n\n"
                   f"Supported: {'; '.join(c.describe(op) for c in op.columns)}.")
     return fn
 
