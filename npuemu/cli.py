@@ -1,4 +1,4 @@
-"""The ``npuemu`` command line: ``demo``, ``platforms``, ``cache``.
+"""The ``npuemu`` command line: ``demo``, ``platforms``, ``cache``, ``build`` (:mod:`npuemu.ops.build_cli`).
 
 Every failure a user can cause (an unknown platform or kernel name, a
 missing optional dependency) ends in one line on stderr and exit status 2,
@@ -108,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     cache = sub.add_parser("cache", help="show or clear the compiled-kernel cache")
     cache.add_argument("--clear", action="store_true")
     cache.set_defaults(func=_cache)
+    from .ops import build_cli
+    build_cli.add_parser(sub).set_defaults(func=build_cli.run)
     args = parser.parse_args(argv)
     from .errors import NpuemuError
     try:

@@ -191,13 +191,23 @@ def _write_descriptor(b: OpBinary, check: str, built: dict[int | None, KernelBin
 
 
 def static_result(b: OpBinary) -> TilingResult:
-    """The tiling result a static binary was built with."""
+    """The tiling result a static binary was built with; a binary whose descriptor is lost or damaged is
+    tiled and built again from its shapes and attribute values (with a warning if it was damaged)."""
     if b.descriptor is None:
         b.descriptor = read_descriptor(b)
     st = (b.descriptor or {}).get("staticTiling")
     if st is None:
-        raise LaunchError(f"op {b.op.name}: static binary {b.name} has lost its descriptor; build it again "
-                          f"(npuemu build {b.op.name} --static ...)")
+        with b.lock:
+            st = (b.descriptor or {}).get("staticTiling")
+            if st is None:
+                check = default_check(b.op)
+                tiling = _static_tiling(b.op, b.variant, b.platform)
+                tested = b.op.kernel.tiling_keys(kernel_signature(b.op, b.variant), platform=b.platform, check=check)
+                key = tiling["tilingKey"] if tested else None
+                built = {key: _compile(b, check, key)}
+                b.kernels[(check, key)] = built[key]
+                _write_descriptor(b, check, built, tiling)
+                st = tiling
     layout = kernel_layout(b.op, tensor_count(b.variant, b.op))
     result = TilingResult(st["blockDim"], layout.tiling_struct.from_bytes(bytes.fromhex(st["tilingData"])),
                           st["tilingKey"], tuple(st["workspaceSizes"]), st["scheduleMode"], {"static": b.name})
@@ -211,6 +221,21 @@ def _static_descs(op: OpDef, v: Variant) -> tuple[list[TensorDesc], list[TensorD
     ins = [TensorDesc(next(shapes), d, f) for n, (d, f) in zip(v.counts, col.inputs) for _ in range(n)]
     outs = [TensorDesc(next(shapes), d, f) for d, f in col.outputs]
     return ins, outs
+
+
+def _static_tiling(op: OpDef, v: Variant, platform: Platform, values: dict[str, Any] | None = None
+                   ) -> dict[str, Any]:
+    """Tile static variant ``v`` (its shapes, its attribute values): the descriptor's ``staticTiling``."""
+    values = dict(v.static_attrs) if values is None else values
+    din, dout = _static_descs(op, v)
+    tattrs = dict(values)
+    if op.tiling_attrs is not None:
+        tattrs.update(op.tiling_attrs(tuple(din), dict(values)))
+    if op.tiling is None:
+        raise OpDefError(f"op {op.name} has no tiling function")
+    result = run_tiling(op.tiling, make_context(din, dout, attrs=tattrs, platform=platform), None)
+    return {"blockDim": result.block_dim, "tilingKey": result.tiling_key, "tilingData": result.tiling_bytes().hex(),
+            "workspaceSizes": list(result.workspace_sizes), "scheduleMode": result.schedule_mode}
 
 
 def build_static(index: OpIndex, base: OpBinary, input_shapes: Sequence[Sequence[int]],
@@ -230,17 +255,9 @@ def build_static(index: OpIndex, base: OpBinary, input_shapes: Sequence[Sequence
     v = Variant(base.variant.column, base.variant.impl_mode, base.variant.attrs, base.variant.counts,
                 tuple(ins + outs), tuple(sorted((k, _frozen(x)) for k, x in values.items())), False)
     b = OpBinary(op, index.platform, v, entry(op, v), (index.static_key_of(v),))
-    din, dout = _static_descs(op, v)
-    tattrs = dict(values)
-    if op.tiling_attrs is not None:
-        tattrs.update(op.tiling_attrs(tuple(din), dict(values)))
-    if op.tiling is None:
-        raise OpDefError(f"op {op.name} has no tiling function")
-    result = run_tiling(op.tiling, make_context(din, dout, attrs=tattrs, platform=index.platform), None)
-    tiling = {"blockDim": result.block_dim, "tilingKey": result.tiling_key, "tilingData": result.tiling_bytes().hex(),
-              "workspaceSizes": list(result.workspace_sizes), "scheduleMode": result.schedule_mode}
+    tiling = _static_tiling(op, v, index.platform, values)
     tested = op.kernel.tiling_keys(kernel_signature(op, v), platform=index.platform, check=check)
-    key = result.tiling_key if tested else None
+    key = tiling["tilingKey"] if tested else None
     built = {key: _compile(b, check, key, native)}
     b.kernels[(check, key)] = built[key]
     b = index.add_static(b)
