@@ -14,9 +14,16 @@ type; for these that is the correctly rounded IEEE result (float32 carries
 more than twice float16's precision, so rounding twice cannot differ).
 ``exp``, ``ln`` and ``rsqrt`` are transcendental: the vector unit does not
 round them correctly either, and its exact results are not documented.  They
-are computed in float64 with the C library and rounded once to the
-destination type, which is the correctly rounded result in all but rare
+are defined as computed in float64 with the C library and rounded once to
+the destination type, which is the correctly rounded result in all but rare
 ties: expect hardware results to differ from npuemu's by an ulp or so.
+``rsqrt`` is computed that way (``1 / sqrt`` in float64 vectorises); ``exp``
+and ``ln`` are vectorised by :mod:`npuemu.isa.vmath`, which gives the same
+bits (checked on every float16 and float32 input) without a libm call per
+element, except for the elements it flags (near a rounding boundary; NaN;
+``ln`` of zero, negatives and infinity), which take the definition itself.
+The level-0 form takes that path when no lane is masked off and the strides
+are the defaults; otherwise its lanes call the C library one by one.
 Special values follow IEEE: ``ln(0) = -inf``, ``ln(x < 0) = sqrt(x < 0) =
 NaN``, ``reciprocal(0) = inf``.  ``relu`` propagates NaN (undocumented on
 hardware).  ``bitwise_not`` works on the bits of int16/uint16.
@@ -33,10 +40,13 @@ from .linkage import instruction
 from ..numerics.half import f16_to_f32, f32_to_f16
 from . import level0
 from . import vmask as vm
+from . import vmath
+from .vmath import f64_to_f16
 from .common import as_type_of
 
 ABS, EXP, LN, SQRT, RSQRT, RECIPROCAL, RELU, NOT = range(8)
 WIDE = (EXP, LN, RSQRT)          # computed in float64
+VMATH = {EXP: vmath.EXP, LN: vmath.LN}  # vectorised by npuemu.isa.vmath (same results as the scalar functions)
 
 # the scalar functions, one lane each: float lanes arrive as float32, WIDE ones return float64
 
@@ -98,28 +108,12 @@ def _apply(op, x):
     return None
 
 
-@instruction
-def f64_to_f16(x):
-    """float64 -> float16 bits with a single rounding (to nearest even).
-
-    Rounds to float32 *to odd* first: that intermediate has more than
-    float16's precision plus two bits, so the final round to nearest even is
-    the same as rounding the float64 directly.
-    """
-    r = np.float32(x)
-    back = np.float64(r)
-    if back == x or r != r or np.isinf(r):
-        return f32_to_f16(r)
-    bits = r.view(np.uint32)
-    if abs(back) > abs(x):
-        bits = np.uint32(bits - 1)      # rounded away from zero: step back to the truncated value
-    return f32_to_f16(np.uint32(bits | 1).view(np.float32))
-
-
 def make_count_op(op, storage, half):
     """``op(dst, src, count)`` for one storage dtype (float16: ``uint16`` and ``half``)."""
     esize = np.dtype(storage).itemsize
     wide = op in WIDE
+    fast = VMATH.get(op, -1)
+    h = int(half)
 
     @instruction(error_model="numpy")
     def run(st, lm, dst, dst_len, src, src_len, count, loc):
@@ -127,7 +121,9 @@ def make_count_op(op, storage, half):
         nb = count * esize
         d = lm[dst:dst + nb].view(storage)
         a = lm[src:src + nb].view(storage)
-        if half and wide:
+        if fast >= 0:
+            vmath.apply(fast, h, d, a, dst - src)
+        elif half and wide:
             for i in range(count):
                 d[i] = f64_to_f16(apply(op, f16_to_f32(a[i])))
         elif half:
@@ -162,6 +158,8 @@ def make_level0_op(op, storage, half):
     epb = (32 // esize,) * 3
     lanes = 256 // esize
     name = level0.lane(f"{__name__}.{op}.{np.dtype(storage).name}.{int(half)}", _lane(op, half))
+    fast = VMATH.get(op, -1)
+    h = int(half)
 
     @instruction(error_model="numpy")
     def run(st, lm, dst, dst_len, src, src_len, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat,
@@ -170,7 +168,15 @@ def make_level0_op(op, storage, half):
                              dblk, sblk, drep, srep, esize, esize, loc)
         d = lm[dst:dst + dst_len * esize].view(storage)
         a = lm[src:src + src_len * esize].view(storage)
-        level0.walk(name, plan, d, a, None, 0, (dblk, sblk, sblk), (drep, srep, srep), epb, lanes)
+        counter, lo, hi, repeats, total, top, every = plan
+        if fast >= 0 and every and dblk == 1 and sblk == 1 and drep * epb[0] == lanes and srep * epb[0] == lanes:
+            # level0.walk's dense case, its runs in order, each one vectorised
+            runs, length, stride = vm.dense_runs(counter, repeats, total, top, lanes)
+            for r in range(runs):
+                e0 = r * stride
+                vmath.apply(fast, h, d[e0:e0 + length], a[e0:e0 + length], dst - src)
+        else:
+            level0.walk(name, plan, d, a, None, 0, (dblk, sblk, sblk), (drep, srep, srep), epb, lanes)
 
     return run
 
