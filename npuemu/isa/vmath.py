@@ -20,7 +20,7 @@ libm returns lies within ``y * (1 +- EPS)`` of the fast value ``y``, EPS =
 so does everything between them, libm's result included, and that value is
 the result.  Otherwise (a rounding boundary -- a midpoint between two
 destination values, the overflow threshold, a subnormal step -- lies within
-the interval; about one float32 element in 2**18) the element is *flagged*
+the interval: 3038 float32 inputs for ``exp``, some 11700 for ``ln``) the element is *flagged*
 and recomputed by the definition itself, as are the inputs whose fast path is
 not meant to be right: NaN for ``exp``; zero, negatives, infinity and NaN for
 ``ln``.  Overflow, underflow to zero and subnormal results need no flag:
@@ -29,7 +29,8 @@ finite and normal and rounds to the same float32 / float16 infinity, zero or
 subnormal as libm's.  A float16 destination rounds to float32 first, which
 changes nothing unless that float32 value is a float16 rounding boundary
 (:func:`f16_midpoint`, a conservative test, flags those).  So the results are those of the definition by
-construction; the exhaustive script confirms it on all 2**32 float32 inputs,
+construction; the exhaustive script confirms it on all 2**32 float32 inputs
+(no mismatch, NaN payloads included; some six minutes for both operations),
 and tests/test_vmath.py on all float16 and bfloat16 ones.
 
 Loops run in chunks of 64 elements: pass one writes the rounded fast results,
