@@ -9,8 +9,6 @@ launch (``kernel.compile(...)``) are saved with ``binary.save(path)``, loaded
 with :func:`load_binary` and launched with :func:`launch`; :class:`Stream`
 queues launches.
 """
-from importlib import metadata as _metadata
-
 from .errors import (AlignmentError, BoundsError, CacheError, CapacityError, DCacheError, DeadlockError,
                      DivisionByZeroError, KernelCompileError, KernelFault, KernelTimeoutError, KernelTypeError,
                      LaunchError,
@@ -19,11 +17,6 @@ from .errors import (AlignmentError, BoundsError, CacheError, CapacityError, DCa
                      UninitializedReadError, UnknownAPIError,
                      UnsupportedSyntaxError)
 from .arrays import GMBuffer, gm_buffer
-
-try:
-    __version__ = _metadata.version("npuemu")
-except _metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree that is not installed
-    __version__ = "0+unknown"
 
 # heavier parts (Numba) are imported when first used: ``import npuemu`` stays cheap
 _LAZY = {
@@ -34,7 +27,18 @@ _LAZY = {
 }
 
 
+def _version() -> str:
+    from importlib import metadata      # 50 ms of imports: only when the version is asked for
+    try:
+        return metadata.version("npuemu")
+    except metadata.PackageNotFoundError:  # pragma: no cover - a source tree that is not installed
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> object:
+    if name == "__version__":
+        globals()["__version__"] = version = _version()
+        return version
     if name in _LAZY:
         import importlib
         module, attr = _LAZY[name]

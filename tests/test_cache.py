@@ -191,6 +191,7 @@ def test_instruction_caches_are_stamped_with_what_they_import(tmp_path, monkeypa
 
     def stamp(name: str) -> str:
         library_cache.module_stamp.cache_clear()
+        library_cache._imports.cache_clear()
         return library_cache.module_stamp(str(lib / name))
 
     before = stamp("a.py")
@@ -198,7 +199,38 @@ def test_instruction_caches_are_stamped_with_what_they_import(tmp_path, monkeypa
     assert stamp("a.py") == before
     (lib / "fault.py").write_text("X = F = 2\n")         # imported through b
     assert stamp("a.py") != before
+    (lib / "a.py").write_text("from . import (b,\n    c)\n")   # a parenthesised list over two lines
+    before = stamp("a.py")
+    (lib / "c.py").write_text("X = 3\n")
+    assert stamp("a.py") != before
     library_cache.module_stamp.cache_clear()
+    library_cache._imports.cache_clear()
+
+
+def test_library_imports_are_read_as_the_parser_reads_them():
+    """library_cache reads relative imports with a pattern (fast on ``import npuemu.asc``): for every
+    library file it must find what Python's parser finds."""
+    import ast
+
+    from npuemu.isa import library_cache
+
+    def parsed(path: Path) -> set[Path]:
+        found = set()
+        for node in ast.walk(ast.parse(path.read_bytes())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = path.parent
+                for _ in range(node.level - 1):
+                    base = base.parent
+                target = base.joinpath(*node.module.split(".")) if node.module else base
+                for c in [target.with_suffix(".py")] + [target / f"{a.name}.py" for a in node.names]:
+                    if c.parent in library_cache._LIBRARY_DIRS and c.is_file():
+                        found.add(c)
+        return found
+
+    files = [p for d in library_cache._LIBRARY_DIRS for p in sorted(d.glob("*.py"))]
+    assert len(files) > 30
+    for path in files:
+        assert library_cache._imports(path) == parsed(path), path.name
 
 
 def test_cached_kernel_loads_the_instructions_it_calls_by_symbol(tmp_path):

@@ -13,8 +13,8 @@ imported by ``npuemu/isa/__init__.py``, before any instruction is defined.
 """
 from __future__ import annotations
 
-import ast
 import hashlib
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -41,20 +41,30 @@ def library_fingerprint() -> str:
     return _FINGERPRINT
 
 
-def _imports(path: Path) -> set[Path]:
-    """The library files ``path`` imports directly (relative imports only: the library uses no others)."""
+# ``from .mod import a, b`` / ``from .. import (a,\n b)`` at the start of a line
+_RELATIVE_IMPORT = re.compile(r"^from[ \t]+(\.+)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
+
+
+@lru_cache(maxsize=None)
+def _imports(path: Path) -> frozenset[Path]:
+    """The library files ``path`` imports directly (relative imports only: the library uses no others).
+
+    Read with a pattern, not parsed: every instruction module's stamp is
+    needed when its functions are defined, so this runs on ``import
+    npuemu.asc``, where parsing the library took half a second.  The library
+    imports only at module level (tests/test_library_cache.py compares the
+    pattern's findings with the AST's).
+    """
     found: set[Path] = set()
-    for node in ast.walk(ast.parse(path.read_bytes())):
-        if not isinstance(node, ast.ImportFrom) or node.level == 0:
-            continue
+    for dots, module, names in _RELATIVE_IMPORT.findall(path.read_text(encoding="utf-8")):
         base = path.parent
-        for _ in range(node.level - 1):
+        for _ in range(len(dots) - 1):
             base = base.parent
-        parts = node.module.split(".") if node.module else []
-        target = base.joinpath(*parts)
-        candidates = [target.with_suffix(".py")] + [target / f"{a.name}.py" for a in node.names]
+        target = base.joinpath(*module.split(".")) if module else base
+        listed = [n.split(" as ")[0].strip() for n in names.strip("()").replace("\n", " ").split(",")]
+        candidates = [target.with_suffix(".py")] + [target / f"{n}.py" for n in listed if n.isidentifier()]
         found.update(c for c in candidates if c.parent in _LIBRARY_DIRS and c.is_file())
-    return found
+    return frozenset(found)
 
 
 @lru_cache(maxsize=None)

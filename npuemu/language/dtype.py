@@ -8,20 +8,31 @@ explicitly and round after every instruction, as the hardware does.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
 
-try:  # optional: lets users pass bfloat16 arrays directly
-    import ml_dtypes as _ml_dtypes
-except ImportError:  # pragma: no cover - exercised when ml_dtypes is absent
-    _ml_dtypes = None
+_LAZY_BF16 = "ml_dtypes.bfloat16"     # bfloat16's host dtype, imported when first asked for
+
+
+def _bf16_host() -> Any:
+    """``ml_dtypes.bfloat16``, or None without ml_dtypes.
+
+    ml_dtypes takes most of a second to import, several times NumPy's time;
+    kernels that never see a bfloat16 host array never pay for it.
+    """
+    try:
+        import ml_dtypes
+    except ImportError:  # pragma: no cover - exercised when ml_dtypes is absent
+        return None
+    return ml_dtypes.bfloat16
 
 
 class DataType:
     """A scalar element type of kernel tensors."""
 
-    __slots__ = ("name", "code", "_size", "kind", "storage", "host")
+    __slots__ = ("name", "code", "_size", "kind", "storage", "_host")
 
     def __init__(self, name: str, code: int, size: int, kind: str, storage: Any, host: Any):
         self.name = name
@@ -29,7 +40,15 @@ class DataType:
         self._size = size
         self.kind = kind          # 'f' float, 'i' signed, 'u' unsigned, 'b' bfloat16, 'v' void
         self.storage = np.dtype(storage) if storage is not None else None
-        self.host = np.dtype(host) if host is not None else None
+        self._host = host if host is None or host is _LAZY_BF16 else np.dtype(host)
+
+    @property
+    def host(self) -> np.dtype | None:
+        """The NumPy dtype of host arrays of this type (None: there is none)."""
+        if self._host is _LAZY_BF16:
+            found = _bf16_host()
+            self._host = np.dtype(found) if found is not None else None
+        return self._host
 
     def sizeof(self) -> int:
         """Size of one element in bytes (``sizeof(T)``)."""
@@ -54,8 +73,6 @@ class DataType:
         return (by_name, (self.name,))
 
 
-_BF16_HOST = _ml_dtypes.bfloat16 if _ml_dtypes is not None else None
-
 void = DataType("void", 0, 0, "v", None, None)
 int8 = DataType("int8", 1, 1, "i", np.int8, np.int8)
 uint8 = DataType("uint8", 2, 1, "u", np.uint8, np.uint8)
@@ -68,7 +85,7 @@ uint64 = DataType("uint64", 8, 8, "u", np.uint64, np.uint64)
 float16 = DataType("float16", 9, 2, "f", np.uint16, np.float16)
 float32 = DataType("float32", 10, 4, "f", np.float32, np.float32)
 float64 = DataType("float64", 11, 8, "f", np.float64, np.float64)
-bfloat16 = DataType("bfloat16", 12, 2, "b", np.uint16, _BF16_HOST)
+bfloat16 = DataType("bfloat16", 12, 2, "b", np.uint16, _LAZY_BF16)
 
 # pyasc aliases
 half = float16
@@ -120,8 +137,8 @@ def from_numpy(dt: Any) -> DataType:
     Raises ``TypeError`` for dtypes the kernel language has no equivalent for.
     """
     dt = np.dtype(dt)
-    if _BF16_HOST is not None and dt == np.dtype(_BF16_HOST):
-        return bfloat16
+    if dt.name == "bfloat16" and "ml_dtypes" in sys.modules and dt == bfloat16.host:
+        return bfloat16                  # a bfloat16 array exists: ml_dtypes is imported already
     if dt == np.bool_:
         return int8
     for t in ALL:
