@@ -288,13 +288,13 @@ def test_scalar_argument_out_of_int64_range_is_a_launch_error():
 
 
 @asc.jit
-def ub_leftovers(x: asc.GlobalAddress, y: asc.GlobalAddress, n: int, write: int, fail: int):
-    """Copy UB to ``y`` (``write``: fill UB from ``x`` first; ``fail``: then fault)."""
+def ub_leftovers(x: asc.GlobalAddress, y: asc.GlobalAddress, n: int, write: int, fail: int, addr: int):
+    """Copy UB at ``addr`` to ``y`` (``write``: fill it from ``x`` first; ``fail``: then fault)."""
     xg = asc.GlobalTensor()
     xg.set_global_buffer(x, n)
     yg = asc.GlobalTensor()
     yg.set_global_buffer(y, n)
-    t = asc.LocalTensor(asc.uint8, asc.TPosition.VECCALC, 0, n)
+    t = asc.LocalTensor(asc.uint8, asc.TPosition.VECCALC, addr, n)
     if write:
         asc.data_copy(t, xg, n)
         asc.pipe_barrier(asc.PipeID.PIPE_ALL)
@@ -303,15 +303,55 @@ def ub_leftovers(x: asc.GlobalAddress, y: asc.GlobalAddress, n: int, write: int,
     asc.data_copy(yg, t, n)
 
 
+@asc.jit
+def ub_through_queue(x: asc.GlobalAddress, y: asc.GlobalAddress, n: int, write: int):
+    """Copy a TQue buffer placed after ``4 * n`` bytes of TBuf to ``y`` (``write``: fill it from ``x`` first)."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, n)
+    yg = asc.GlobalTensor()
+    yg.set_global_buffer(y, n)
+    pipe = asc.TPipe()
+    skip = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(skip, 4 * n)
+    q = asc.TQue(asc.TPosition.VECIN, 1)
+    pipe.init_buffer(q, 1, n)
+    t = q.alloc_tensor(asc.uint8)
+    if write:
+        asc.data_copy(t, xg, n)
+        asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.data_copy(yg, t, n)
+    q.free_tensor(t)
+
+
 @pytest.mark.parametrize("mode", ["compiled", "debug"])
 def test_every_launch_starts_from_fresh_local_memory(mode):
     """Local memory is recycled between launches (runtime/cores.py) but always starts as 0xFF."""
     x = np.arange(256, dtype=np.uint8)
     y = np.zeros(256, np.uint8)
     debug = mode == "debug"
-    ub_leftovers[4](x, y, 256, 1, 0, debug=debug)
+    ub_leftovers[4](x, y, 256, 1, 0, 0, debug=debug)
     assert np.array_equal(y, x)
     with pytest.raises(npuemu.errors.BoundsError):
-        ub_leftovers[4](x, y, 256, 1, 1, debug=debug)
-    ub_leftovers[4](x, y, 256, 0, 0, debug=debug)             # reads UB nothing has written
+        ub_leftovers[4](x, y, 256, 1, 1, 0, debug=debug)
+    ub_leftovers[4](x, y, 256, 0, 0, 0, debug=debug)             # reads UB nothing has written
+    assert (y == 0xFF).all()
+
+
+@pytest.mark.parametrize("check", ["default", "off"])
+def test_only_the_bytes_a_launch_used_are_refilled_and_all_read_fresh(check):
+    """A core refills only the leading lm bytes its predecessor was handed (TPipe or static tensors):
+    a small kernel after a large one, then a read far up in UB, still sees only 0xFF."""
+    x = np.arange(256, dtype=np.uint8)
+    y = np.zeros(256, np.uint8)
+    high = 150 * 1024
+    ub_leftovers[2](x, y, 256, 1, 0, high, check=check)         # writes UB far up
+    assert np.array_equal(y, x)
+    ub_leftovers[2](x, y, 256, 1, 0, 0, check=check)            # writes only the first bytes
+    ub_leftovers[2](x, y, 256, 0, 0, high, check=check)
+    assert (y == 0xFF).all()
+    ub_through_queue[2](x, y, 256, 1, check=check)
+    assert np.array_equal(y, x)
+    ub_leftovers[2](x, y, 256, 0, 0, 1024, check=check)         # where the queue's buffer was
+    assert (y == 0xFF).all()
+    ub_through_queue[2](x, y, 256, 0, check=check)
     assert (y == 0xFF).all()

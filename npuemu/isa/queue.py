@@ -150,7 +150,10 @@ def _carve(st, hw, nbytes, nbufs, max_bufs, loc):
     if st[S.PIPE_NBUF] > max_bufs:
         raise Fault(F_TOO_MANY_BUFS, loc, st[S.PIPE_NBUF], max_bufs, 0)
     st[S.PIPE_CUR + hw] = cur + nbytes
-    return st[S.SEG_BASE + hw] + cur
+    addr = st[S.SEG_BASE + hw] + cur
+    if addr + nbytes > st[S.LM_DIRTY]:
+        st[S.LM_DIRTY] = addr + nbytes     # the launch refills only these bytes for the next core
+    return addr
 
 
 @instruction

@@ -15,6 +15,7 @@ SUB_BLOCK_IDX = 3
 SUB_BLOCK_NUM = 4
 CORE_SLOT = 5          # position of this core in the launch (indexes arrays shared by all cores)
 CHECK_FULL = 6         # 1 when the launch runs at check level "full"
+LM_DIRTY = 7           # lm bytes [0, LM_DIRTY) may have been handed to the kernel (TPipe, static tensors)
 
 # vector mask registers
 MASK_MODE = 8          # 0 = normal, 1 = counter

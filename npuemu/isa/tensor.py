@@ -60,6 +60,9 @@ def static_tensor(st, hw, addr, nbytes, loc):
         raise Fault(F_NEG, loc, min(addr, nbytes), 0, 0)
     if addr + nbytes > size:
         raise Fault(F_STATIC_OOB, loc, addr, nbytes, hw)
+    end = st[S.SEG_BASE + hw] + addr + nbytes
+    if end > st[S.LM_DIRTY]:
+        st[S.LM_DIRTY] = end               # the launch refills only these bytes for the next core
     return st[S.SEG_BASE + hw] + addr
 
 

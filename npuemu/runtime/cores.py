@@ -193,18 +193,33 @@ def local_memory_of(st: np.ndarray) -> np.ndarray:
 
 def _local_memory(nbytes: int, scratch: int) -> np.ndarray:
     """``nbytes`` of on-chip memory (every byte ``UNINITIALISED_BYTE``), then ``scratch`` bytes of
-    emulator scratch (contents undefined: its pages are only touched when used)."""
+    emulator scratch (contents undefined: its pages are only touched when used).
+
+    A recycled array was given back with the number of leading bytes its
+    core may have written (:func:`recycle_local_memory`); the bytes past them
+    still hold the fill, so only those are filled again: a small kernel's
+    core refills the few KiB it used, not the whole UB.
+    """
     total = nbytes + scratch
-    lm = POOL.take(("lm", total))
-    if lm is None:
-        lm = np.empty(total, np.uint8)
-    lm[:nbytes].fill(UNINITIALISED_BYTE)
+    got = POOL.take_with_note(("lm", total))
+    if got is None:
+        lm, stale = np.empty(total, np.uint8), nbytes
+    else:
+        lm, stale = got[0], min(nbytes, got[1])
+    lm[:stale].fill(UNINITIALISED_BYTE)
     return lm
 
 
-def recycle_local_memories(arrays: list[np.ndarray]) -> None:
-    """Give the local memories of a launch whose cores have all stopped back for later launches
-    (they are recycled: a launch's memories are refilled, never allocated afresh; see :mod:`.pool`)."""
-    for lm in arrays:
-        if lm is not None:
-            POOL.give(("lm", lm.size), lm)
+def written_bytes(st: np.ndarray, check: str) -> int:
+    """The leading bytes of a core's ``lm`` its kernel may have written: what TPipe and static tensors
+    handed out, all of it at check level ``off`` (nothing stops a write outside its tensor there)."""
+    if check == "off":
+        return int(st[S.SCRATCH_BASE])
+    return int(st[S.LM_DIRTY])
+
+
+def recycle_local_memory(lm: np.ndarray | None, written: int) -> None:
+    """Give a core's local memories back for later launches once the core has stopped (they are
+    recycled: refilled, never allocated afresh; see :mod:`.pool`); ``written``: :func:`written_bytes`."""
+    if lm is not None:
+        POOL.give(("lm", lm.size), lm, written)

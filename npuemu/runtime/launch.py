@@ -37,7 +37,7 @@ from .args import Region, region_for
 from .blas_threads import single_threaded_blas
 from .binding import bind_arguments
 from .cores import (CoreSpec, check_placement, core_plan, cube_scratch_bytes, local_memory_of, new_core_state,
-                    recycle_local_memories, residency, type_layout)
+                    recycle_local_memory, residency, type_layout, written_bytes)
 from .debuglog import print_launch_logs
 from .faults import FaultContext, raise_fault
 from .leftovers import warn_unfreed
@@ -184,9 +184,9 @@ class _Launch:
                               watchdog)
             except Exception:
                 # a fault is raised once every core has stopped (or, cooperative, will never run again)
-                recycle_local_memories([s[1] for s in states])
+                _recycle(states, binary.check)
                 raise
-            recycle_local_memories([s[1] for s in states])
+            _recycle(states, binary.check)
             if full:     # cores that never synchronise: compare their GM accesses now
                 shadows.check_launch(gsh, [ctx.region(i) for i in range(len(regions))], binary.locs,
                                      [c.label for c in cores], binary.name,
@@ -241,7 +241,7 @@ def _schedule(fn: Any, binary: KernelBinary, cores: list[CoreSpec], states: list
         # no core ever waits for another: each runs start to finish in one call, with memories it takes
         # when it starts and gives back when it ends
         gens = [scheduler.PlainCore(fn, partial(_start_plain, states, slot, shared, scalars),
-                                    partial(_finish_plain, states, slot)) for slot in range(len(states))]
+                                    partial(_finish_plain, states, slot, binary.check)) for slot in range(len(states))]
         # the race checker keeps each core's state apart and compares cores after the launch; the
         # DCache checks read other cores' caches as they go, so those kernels run one core at a time
         parallel = not (debug or (binary.check == "full" and binary.facts.dcache))
@@ -273,10 +273,16 @@ def _start_plain(states: list[tuple[Any, ...]], slot: int, shared: tuple[Any, ..
     return _core_args(states[slot], shared, scalars)
 
 
-def _finish_plain(states: list[tuple[Any, ...]], slot: int) -> None:
+def _finish_plain(states: list[tuple[Any, ...]], slot: int, check: str) -> None:
     st, lm, log, sh = states[slot]
     states[slot] = (st, None, log, sh)
-    recycle_local_memories([lm])
+    recycle_local_memory(lm, written_bytes(st, check))
+
+
+def _recycle(states: list[tuple[Any, ...]], check: str) -> None:
+    """Give back the local memories the launch's cores still hold (every core has stopped)."""
+    for st, lm, *_ in states:
+        recycle_local_memory(lm, written_bytes(st, check))
 
 
 def _core_args(state: tuple[np.ndarray, ...], shared: tuple[Any, ...], scalars: list[Any]) -> tuple[Any, ...]:

@@ -26,7 +26,7 @@ class ArrayPool:
 
     def __init__(self, max_bytes: int):
         self.max_bytes = max_bytes
-        self._free: OrderedDict[Hashable, list[np.ndarray]] = OrderedDict()   # least recently given first
+        self._free: OrderedDict[Hashable, list[tuple[np.ndarray, Any]]] = OrderedDict()   # least recently given first
         self._bytes = 0
         self._lock = threading.Lock()
         self._loans: dict[int, tuple[Any, Hashable, np.ndarray]] = {}
@@ -38,16 +38,24 @@ class ArrayPool:
 
     def take(self, key: Hashable) -> np.ndarray | None:
         """A pooled array for ``key`` (stale contents), or None."""
+        got = self.take_with_note(key)
+        return None if got is None else got[0]
+
+    def take_with_note(self, key: Hashable) -> tuple[np.ndarray, Any] | None:
+        """A pooled array for ``key`` and the note it was given back with (see :meth:`give`), or None."""
         with self._lock:
             free = self._free.get(key)
             if not free:
                 return None
-            arr = free.pop()
+            arr, note = free.pop()
             self._bytes -= arr.nbytes
-            return arr
+            return arr, note
 
-    def give(self, key: Hashable, arr: np.ndarray) -> None:
-        """Keep ``arr`` for a later :meth:`take` of ``key``, dropping older shapes if the pool is full."""
+    def give(self, key: Hashable, arr: np.ndarray, note: Any = None) -> None:
+        """Keep ``arr`` for a later :meth:`take` of ``key``, dropping older shapes if the pool is full.
+
+        ``note`` travels with the array (e.g. which of its bytes are stale).
+        """
         if arr.nbytes > self.max_bytes:
             return
         with self._lock:
@@ -55,10 +63,10 @@ class ArrayPool:
                 oldest = next(iter(self._free))
                 arrays = self._free[oldest]
                 if arrays:
-                    self._bytes -= arrays.pop().nbytes
+                    self._bytes -= arrays.pop()[0].nbytes
                 if not arrays:
                     del self._free[oldest]
-            self._free.setdefault(key, []).append(arr)
+            self._free.setdefault(key, []).append((arr, note))
             self._free.move_to_end(key)
             self._bytes += arr.nbytes
 

@@ -74,26 +74,25 @@ def run_to_completion(gens: Sequence[Any], parallel: bool, pool: Callable[[], Th
 
     Every core runs, as on hardware, even when one faults (for the
     watchdog's grace; then the others are stopped).  Compiled cores release
-    the GIL, so with ``parallel`` they run on the thread pool while this
-    thread waits; picking the lowest core keeps the error independent of
-    thread timing.  A launch the watchdog stopped, or with a core past its
+    the GIL, so with ``parallel`` they run on the thread pool and on this
+    thread, which takes one thread's share; picking the lowest core keeps
+    the error independent of thread timing.  A launch the watchdog stopped, or with a core past its
     step budget, ends with ``on_stop(states)`` instead (runtime/stops.py).
     """
     watchdog = watchdog if watchdog is not None else Watchdog(())
     cores = list(range(len(gens)))
     outcomes: dict[int, BaseException | CoreState | None] = {}
-    threaded = parallel and len(cores) > 1
-    watchdog.arm(on_thread=not threaded)
-    if threaded:
-        executor = pool()
-        n = min(executor._max_workers, len(cores))  # noqa: SLF001 - the pool's own size
-        chunks = [cores[k::n] for k in range(n)]
-        futures = [executor.submit(_finish_all, gens, chunk, watchdog) for chunk in chunks]
-        watchdog.wait(futures)
-        for chunk, future in zip(chunks, futures):
-            outcomes.update(zip(chunk, future.result()))
-    else:
-        outcomes = {i: _finish(gens[i], watchdog) for i in cores}
+    executor = pool() if parallel and len(cores) > 1 else None
+    n = min(executor._max_workers, len(cores)) if executor is not None else 1  # noqa: SLF001 - its size
+    # the launching thread runs the first share itself (it would only wait), the pool the others
+    chunks = [cores[k::n] for k in range(n)]
+    watchdog.arm(on_thread=True, slots=chunks[0])
+    watchdog.arm(on_thread=False, slots=[i for chunk in chunks[1:] for i in chunk])
+    futures = [executor.submit(_finish_all, gens, chunk, watchdog) for chunk in chunks[1:]] if n > 1 else []
+    outcomes.update(zip(chunks[0], _finish_all(gens, chunks[0], watchdog)))
+    watchdog.wait(futures)
+    for chunk, future in zip(chunks[1:], futures):
+        outcomes.update(zip(chunk, future.result()))
     faults = [(i, exc) for i, exc in outcomes.items() if isinstance(exc, BaseException)]
     _settle(faults, [ended(outcomes[i]) for i in cores], watchdog, on_fault, on_stop)
 

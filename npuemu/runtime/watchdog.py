@@ -79,10 +79,10 @@ class Watchdog:
 
     # ------------------------------------------------------------------ setting up
 
-    def arm(self, on_thread: bool) -> None:
-        """Write the budgets into every core's state; ``on_thread``: the cores run on the launching thread
-        (and so must poll it), not on the thread pool."""
-        for st in self.states:
+    def arm(self, on_thread: bool, slots: Sequence[int] | None = None) -> None:
+        """Write the budgets into the state of every core (or of ``slots``); ``on_thread``: those cores run
+        on the launching thread (and so must poll it), not on the thread pool."""
+        for st in (self.states if slots is None else [self.states[i] for i in slots]):
             st[S.MAX_STEPS] = self.max_steps
             st[S.POLL] = _POLL_ADDRESS if on_thread else 0
             st[S.STOP] = 0
