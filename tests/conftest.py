@@ -1,14 +1,14 @@
-"""Shared test setup: a kernel cache private to the test run, and a seeded RNG."""
-from __future__ import annotations
+"""Shared test setup: a seeded RNG and the launch modes.
 
-import os
-import pathlib
+The tests use the kernel cache every npuemu process uses (``NPUEMU_CACHE_DIR``,
+else ``~/.cache/npuemu``), so kernels the demo or a user's script compiled are
+not compiled again for the tests, and the other way round.  Tests that count
+compilations or damage cache files make caches of their own under ``tmp_path``.
+"""
+from __future__ import annotations
 
 import numpy as np
 import pytest
-
-_ROOT = pathlib.Path(__file__).resolve().parent.parent
-os.environ.setdefault("NPUEMU_CACHE_DIR", str(_ROOT / ".pytest_cache" / "npuemu-kernels"))
 
 
 @pytest.fixture
