@@ -1,4 +1,4 @@
-"""Shared test setup: a seeded RNG and the launch modes.
+"""Shared test setup: a seeded RNG, the launch modes, Hypothesis settings that tolerate a busy machine.
 
 The tests use the kernel cache every npuemu process uses (``NPUEMU_CACHE_DIR``,
 else ``~/.cache/npuemu``), so kernels the demo or a user's script compiled are
@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
+
+# a loaded CI machine can stall any draw or example for a second: no deadlines, no too-slow health check
+settings.register_profile("npuemu-suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("npuemu-suite")
 
 
 @pytest.fixture
