@@ -36,6 +36,7 @@ import os
 import pickle
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -44,8 +45,9 @@ try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no advisory locks
     fcntl = None  # type: ignore[assignment]
-from numba.core import cgutils, imputils
+from numba.core import cgutils, imputils, sigutils
 from numba.core.base import BaseContext
+from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 
 from ..numba_compat import require
@@ -138,10 +140,60 @@ def load_links(path: Path) -> None:
     LinkFile(path).load()
 
 
+COMPILE_WAIT = 600.0       # seconds a process waits for another's compile of one specialisation, at most
+
+
+@contextlib.contextmanager
+def _compiling(path: str) -> Iterator[None]:
+    """Hold the file lock ``path`` while compiling: another process compiling the same specialisation
+    finishes (and saves it to the cache) first, and this one loads it instead of compiling it again.
+
+    Instructions call each other in a DAG, so two processes never wait for
+    each other's locks in a cycle; still, a lock not had within
+    :data:`COMPILE_WAIT` seconds is given up on and the compile goes ahead.
+    """
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:              # a read-only cache: compile without the lock
+        yield
+        return
+    try:
+        deadline = time.monotonic() + COMPILE_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.02)
+        yield
+    finally:
+        os.close(fd)                # closing releases the lock
+
+
 class InstructionDispatcher(CPUDispatcher):
     """A Numba dispatcher whose calls from generated kernels go through a registered symbol."""
 
     _attr: tuple[str, str] | None = None
+
+    def compile(self, sig: Any) -> Any:
+        """Numba's compile, one process at a time per specialisation (pytest-xdist workers and parallel
+        builds compile the same instructions at the same moment; the later ones load the first's)."""
+        # under Numba's compiler lock: threads of this process serialise there before taking a file lock
+        with global_compiler_lock:
+            args, _ = sigutils.normalize_signature(sig)
+            folder = getattr(self._cache, "cache_path", None)
+            if fcntl is None or folder is None or tuple(args) in self.overloads:
+                return super().compile(sig)
+            digest = hashlib.sha256(f"{self.py_func.__module__}.{self.py_func.__qualname__}{args}"
+                                    .encode()).hexdigest()[:24]
+            try:
+                os.makedirs(folder, exist_ok=True)
+            except OSError:
+                return super().compile(sig)
+            with _compiling(os.path.join(folder, f"npuemu-compile-{digest}.lock")):
+                return super().compile(sig)
 
     def add_overload(self, cres: Any) -> None:
         super().add_overload(cres)
