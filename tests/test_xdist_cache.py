@@ -229,3 +229,23 @@ def test_xdist_workers_share_a_cold_kernel_cache(tmp_path):
     links = source.with_suffix(".links").read_text().splitlines()
     assert links and len(links) == len(set(links))                    # each callee listed once
     assert not list((kernel_dir / "__pycache__").glob("*.tmp.*"))     # nor half-written Numba files
+
+
+def test_a_specialisation_compiles_in_one_process_at_a_time(tmp_path, monkeypatch):
+    """isa/linkage.py: a process compiling an instruction specialisation holds its lock file; another
+    that needs it waits (then loads it from the cache), and gives up waiting after COMPILE_WAIT."""
+    from npuemu.isa import linkage
+
+    lock = tmp_path / "npuemu-compile-x.lock"
+    script = ("import sys, time\nfrom npuemu.isa import linkage\nt = time.monotonic()\n"
+              "with linkage._compiling(sys.argv[1]):\n    print(time.monotonic() - t)\n")
+    with linkage._compiling(str(lock)):
+        proc = subprocess.Popen([sys.executable, "-c", script, str(lock)], stdout=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+    waited = float(proc.communicate(timeout=120)[0])
+    assert waited >= 1.0
+    monkeypatch.setattr(linkage, "COMPILE_WAIT", 0.2)
+    with linkage._compiling(str(lock)):
+        t = time.monotonic()
+        with linkage._compiling(str(lock)):         # held (by another open file): given up on, not a hang
+            assert 0.2 <= time.monotonic() - t < 5
