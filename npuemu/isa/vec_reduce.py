@@ -60,6 +60,7 @@ from .. import errors
 from ..numerics.half import f16_to_f32, f32_to_f16
 from .common import BLOCK, check_aligned, check_count
 from .fault import Fault, register
+from .reduce_tree import first_extreme, sum_count
 from .vmask import (F_MASK_BITS, F_MASK_RANGE, F_REPEAT, bits_from_count, check_stride, count_form_done, element,
                     lane_on, resolve)
 
@@ -403,24 +404,11 @@ def reduce_count(lm, st, op, half, cal_index, dst, dst_len, src, src_len, tmp, t
     f = lm.view(np.float32)
     u = lm.view(np.uint32)
     if op == OP_SUM:
-        buf = np.zeros(lanes, np.float32)
-        acc = np.float32(0.0)
-        for r in range((count + lanes - 1) // lanes):
-            for e in range(lanes):
-                i = r * lanes + e
-                buf[e] = _get(h, f, src + i * esize, half) if i < count else np.float32(0.0)
-            part = tree_sum(buf, lanes, half)
-            acc = part if r == 0 else add(acc, part, half)
+        acc = sum_count(h, f, src // esize, count, lanes, half)
         _store_result(h, f, u, dst, acc, 0, False, half)
         count_form_done(st)
         return
-    best = _get(h, f, src, half)
-    where = 0
-    for i in range(1, count):
-        v = _get(h, f, src + i * esize, half)
-        if _better(v, best, op):
-            best = v
-            where = i
+    best, where = first_extreme(h, f, src // esize, count, op == OP_MAX, half)
     _store_result(h, f, u, dst, best, where, with_index, half)
 
 
