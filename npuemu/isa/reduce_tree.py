@@ -42,6 +42,7 @@ import numpy as np
 from numba import njit
 
 from ..numerics.half import f16_to_f32, f32_to_f16
+from .vmask import lane_on
 
 HALF_MAX = np.float32(65504.0)
 INF = np.float32(np.inf)
@@ -235,3 +236,31 @@ def first_extreme(h, f, first, count, is_max, half):
     u = np.int64(m ^ ((m >> 31) & 0x7FFFFFFF))
     where = _first_equal(x32, np.uint32(u & 0xFFFFFFFF).view(np.float32))
     return x32[where], where
+
+
+# --------------------------------------------------------------------------- level-0 forms
+
+@njit(cache=True)
+def level0_sums(h, f, src_el, counter, lo, hi, total, repeats, lanes, blk, rep, epb, width, half):
+    """Tree sums over groups of ``width`` lanes of every repeat of a level-0 reduction, in order.
+
+    The active lanes' elements (counter mode: the first ``total``; else the lane bits ``lo``/``hi``)
+    at block stride ``blk`` and repeat stride ``rep`` (32-byte units) from element ``src_el``, inactive
+    lanes as 0; ``repeats * lanes // width`` sums.
+    """
+    n = repeats * lanes
+    g = np.empty(n, np.float32)
+    on = np.empty(lanes, np.bool_)
+    for e in range(lanes):
+        on[e] = lane_on(lo, hi, e)
+    for r in range(repeats):
+        for k in range(lanes // epb):
+            base = src_el + (r * rep + k * blk) * epb
+            gs = g[r * lanes + k * epb:r * lanes + k * epb + epb]
+            for j in range(epb):
+                e = k * epb + j
+                active = r * lanes + e < total if counter else on[e]
+                gs[j] = (f16_to_f32(h[base + j]) if half else f[base + j]) if active else np.float32(0.0)
+    a = np.empty(n // 2, np.float32)
+    b = np.empty(max(n // 4, 1), np.float32)
+    return tree_sums(h, f, g, 0, n, width, a, b, half, False)[:n // width]

@@ -49,6 +49,13 @@ leaves the mask register in normal mode with every lane enabled, as the
 library does; reduce_max/min and the mask form of reduce_sum reprogram the
 register on the hardware with internal masks, which npuemu does not model
 (it leaves the register as it was).
+
+The count forms of reduce_sum/max/min, the mask form's sums, and the sums of
+whole/block_reduce whose destination does not overlap their source run
+batched and vectorised in :mod:`npuemu.isa.reduce_tree`, with the bits of the
+element-by-element code here (tests/test_reduce_speed_bits.py keeps that
+code as its oracle); max/min of the level-0 and mask forms, pair_reduce_sum
+and overlapping operands run element by element.
 """
 from __future__ import annotations
 
@@ -60,7 +67,7 @@ from .. import errors
 from ..numerics.half import f16_to_f32, f32_to_f16
 from .common import BLOCK, check_aligned, check_count
 from .fault import Fault, register
-from .reduce_tree import first_extreme, sum_count
+from .reduce_tree import first_extreme, level0_sums, sum_count, tree_sums
 from .vmask import (F_MASK_BITS, F_MASK_RANGE, F_REPEAT, bits_from_count, check_stride, count_form_done, element,
                     lane_on, resolve)
 
@@ -165,6 +172,12 @@ def _active(counter, lo, hi, total, r, e, lanes):
     return lane_on(lo, hi, e)
 
 
+@njit(cache=True, inline="always")
+def _apart(a, a_bytes, b, b_bytes):
+    """The byte ranges ``[a, a + a_bytes)`` and ``[b, b + b_bytes)`` do not overlap."""
+    return a + a_bytes <= b or b + b_bytes <= a
+
+
 @njit(cache=True)
 def _src_end(counter, lo, hi, total, repeats, lanes, blk, rep, epb):
     """One past the largest element index an active lane reads (0 if none is active)."""
@@ -226,6 +239,12 @@ def whole_reduce(lm, st, op, half, order, dst, dst_len, src, src_len, is_set_mas
     h = lm.view(np.uint16)
     f = lm.view(np.float32)
     u = lm.view(np.uint32)
+    if op == OP_SUM and _apart(dst, (repeats - 1) * dst_rep * slot + slot, src, end * esize):
+        sums = level0_sums(h, f, src // esize, counter, lo, hi, total, repeats, lanes, src_blk, src_rep, epb,
+                           lanes, half)
+        for r in range(repeats):
+            _put(h, f, dst + r * dst_rep * slot, sums[r], half)
+        return
     buf = np.zeros(lanes, np.float32)
     for r in range(repeats):
         out = dst + r * dst_rep * slot
@@ -281,6 +300,14 @@ def block_reduce(lm, st, op, half, dst, dst_len, src, src_len, is_set_mask, mask
 
     h = lm.view(np.uint16)
     f = lm.view(np.float32)
+    if op == OP_SUM and _apart(dst, ((repeats - 1) * dst_rep * 8 + 8) * esize, src, end * esize):
+        # a block without an active lane sums +0s to the fill value +0
+        sums = level0_sums(h, f, src // esize, counter, lo, hi, total, repeats, lanes, src_blk, src_rep, epb,
+                           epb, half)
+        for r in range(repeats):
+            for k in range(8):
+                _put(h, f, dst + ((r * dst_rep) * 8 + k) * esize, sums[r * 8 + k], half)
+        return
     buf = np.zeros(epb, np.float32)
     for r in range(repeats):
         for k in range(8):
@@ -438,21 +465,14 @@ def reduce_mask(lm, op, half, cal_index, dst, dst_len, src, src_len, tmp, tmp_le
     u = lm.view(np.uint32)
     if op == OP_SUM:
         # level 1: one tree per repeat; then trees over groups of `lanes` results until one is left
-        vals = np.zeros(repeat, np.float32)
-        buf = np.zeros(lanes, np.float32)
-        for r in range(repeat):
-            for e in range(lanes):
-                buf[e] = _get(h, f, src + element(r, e, 1, src_rep, epb) * esize, half) \
-                    if lane_on(lo, hi, e) else np.float32(0.0)
-            vals[r] = tree_sum(buf, lanes, half)
+        vals = level0_sums(h, f, src // esize, False, lo, hi, 0, repeat, lanes, 1, src_rep, epb, lanes, half)
         n = repeat
         while n > 1:
             groups = (n + lanes - 1) // lanes
-            for g in range(groups):
-                for e in range(lanes):
-                    i = g * lanes + e
-                    buf[e] = vals[i] if i < n else np.float32(0.0)
-                vals[g] = tree_sum(buf, lanes, half)
+            padded = np.zeros(groups * lanes, np.float32)
+            padded[:n] = vals[:n]
+            vals = tree_sums(h, f, padded, 0, groups * lanes, lanes, np.empty(groups * lanes // 2, np.float32),
+                             np.empty(groups * lanes // 4, np.float32), half, False)
             n = groups
         _store_result(h, f, u, dst, vals[0], 0, False, half)
         return
