@@ -36,7 +36,7 @@ from . import scheduler, shadows
 from .args import Region, region_for
 from .blas_threads import single_threaded_blas
 from .binding import bind_arguments
-from .cores import (CoreSpec, check_placement, core_plan, cube_scratch_bytes, local_memory_of, new_core_state,
+from .cores import (CoreSpec, check_placement, core_plan, cube_scratch_bytes, local_memory_of, new_core_states,
                     recycle_local_memory, residency, type_layout, written_bytes)
 from .debuglog import print_launch_logs
 from .faults import FaultContext, raise_fault
@@ -167,9 +167,8 @@ class _Launch:
         dc = np.zeros(dcache.dc_bytes(len(cores) if facts.dcache else 0, binary.platform), np.uint8)
         states = []
         scratch = cube_scratch_bytes(binary.platform) if facts.blas else 0
-        for slot, spec in enumerate(cores):
-            # plain cores take (and fill) their memories as they start, on their own thread
-            st, lm = new_core_state(spec, binary.platform, scratch, memory=facts.blocking)
+        # plain cores take (and fill) their memories as they start, on their own thread
+        for slot, (st, lm) in enumerate(new_core_states(cores, binary.platform, scratch, memory=facts.blocking)):
             st[S.CORE_SLOT] = slot
             st[S.CHECK_FULL] = full
             log = np.zeros(LOG_WORDS, np.int64) if facts.uses_log else _DUMMY

@@ -27,6 +27,7 @@ ends, a fault elsewhere while it spins) is stopped by the launch's
 """
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -40,6 +41,10 @@ from ..isa.fault import Fault
 from .cores import AIC, AIV, CoreSpec, Residency, core_ranges
 from .stops import FINISHED, NOT_RUN, OUT_OF_STEPS, WAITING, CoreState, ended
 from .watchdog import Watchdog, is_runaway
+
+# below this much predicted work, cores run on the launching thread alone: waking a pool thread and
+# handing it cores costs ~0.3 ms on a quiet machine and several on a busy one
+INLINE_SECONDS = 0.002
 
 OnFault = Callable[[BaseException, int], None]     # (exception, core slot) -> raises
 OnStop = Callable[[list[CoreState]], None]         # (each core's state) -> raises
@@ -76,25 +81,61 @@ def run_to_completion(gens: Sequence[Any], parallel: bool, pool: Callable[[], Th
     watchdog's grace; then the others are stopped).  Compiled cores release
     the GIL, so with ``parallel`` they run on the thread pool and on this
     thread, which takes one thread's share; picking the lowest core keeps
-    the error independent of thread timing.  A launch the watchdog stopped, or with a core past its
-    step budget, ends with ``on_stop(states)`` instead (runtime/stops.py).
+    the error independent of thread timing.  The first core runs on this
+    thread, timed: if the others would take less than
+    :data:`INLINE_SECONDS` at its pace, they run here too, as handing cores
+    to the pool and waking its threads costs more than such cores' work.
+    A launch the watchdog stopped, or with a core past its step budget,
+    ends with ``on_stop(states)`` instead (runtime/stops.py).
     """
     watchdog = watchdog if watchdog is not None else Watchdog(())
     cores = list(range(len(gens)))
-    outcomes: dict[int, BaseException | CoreState | None] = {}
-    executor = pool() if parallel and len(cores) > 1 else None
-    n = min(executor._max_workers, len(cores)) if executor is not None else 1  # noqa: SLF001 - its size
-    # the launching thread runs the first share itself (it would only wait), the pool the others
-    chunks = [cores[k::n] for k in range(n)]
-    watchdog.arm(on_thread=True, slots=chunks[0])
-    watchdog.arm(on_thread=False, slots=[i for chunk in chunks[1:] for i in chunk])
-    futures = [executor.submit(_finish_all, gens, chunk, watchdog) for chunk in chunks[1:]] if n > 1 else []
-    outcomes.update(zip(chunks[0], _finish_all(gens, chunks[0], watchdog)))
-    watchdog.wait(futures)
-    for chunk, future in zip(chunks[1:], futures):
-        outcomes.update(zip(chunk, future.result()))
+    if not cores:
+        return
+    rest = _Handoff(gens, cores[1:], pool, watchdog)
+    # the first core runs here, timed; one still running after INLINE_SECONDS hands the others to the
+    # pool from its poll, so that they run beside it (a first core that spins cannot hide their faults)
+    watchdog.arm(on_thread=True, slots=cores[:1])
+    start = time.monotonic()
+    if parallel and rest.slots:
+        watchdog.on_slow, watchdog.slow_after = (lambda: rest.submit(keep_share=False)), start + INLINE_SECONDS
+    outcomes: dict[int, BaseException | CoreState | None] = {0: _finish(gens[0], watchdog)}
+    watchdog.on_slow = None
+    if not rest.submitted:
+        # the others at the first one's pace: here if that is quick, else the pool and a share here
+        quick = (time.monotonic() - start) * len(rest.slots) <= INLINE_SECONDS
+        mine = rest.slots if not parallel or quick else rest.submit(keep_share=True)
+        watchdog.arm(on_thread=True, slots=mine)
+        outcomes.update(zip(mine, _finish_all(gens, mine, watchdog)))
+    outcomes.update(rest.results())
     faults = [(i, exc) for i, exc in outcomes.items() if isinstance(exc, BaseException)]
     _settle(faults, [ended(outcomes[i]) for i in cores], watchdog, on_fault, on_stop)
+
+
+class _Handoff:
+    """The cores of a launch after the first, handed to the thread pool when it is worth it."""
+
+    def __init__(self, gens: Sequence[Any], slots: list[int], pool: Callable[[], ThreadPoolExecutor],
+                 watchdog: Watchdog):
+        self.gens, self.slots, self.pool, self.watchdog = gens, slots, pool, watchdog
+        self.submitted: list[tuple[list[int], Any]] = []
+
+    def submit(self, keep_share: bool) -> list[int]:
+        """Give the cores to the pool's threads; with ``keep_share``, one share stays for this thread
+        (returned: its slots)."""
+        executor = self.pool()
+        n = min(executor._max_workers + int(keep_share), len(self.slots))  # noqa: SLF001 - the pool's size
+        chunks = [self.slots[k::n] for k in range(n)]
+        mine, theirs = (chunks[0], chunks[1:]) if keep_share else ([], chunks)
+        self.watchdog.arm(on_thread=False, slots=[i for chunk in theirs for i in chunk])
+        self.submitted = [(chunk, executor.submit(_finish_all, self.gens, chunk, self.watchdog))
+                          for chunk in theirs]
+        return mine
+
+    def results(self) -> list[tuple[int, BaseException | CoreState | None]]:
+        """Each submitted core's outcome, once all have ended (the watchdog looks at the clock meanwhile)."""
+        self.watchdog.wait([future for _, future in self.submitted])
+        return [pair for chunk, future in self.submitted for pair in zip(chunk, future.result())]
 
 
 def _finish_all(gens: Sequence[Any], slots: list[int], watchdog: Watchdog) -> list[BaseException | CoreState | None]:

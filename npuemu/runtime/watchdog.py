@@ -33,7 +33,7 @@ import ctypes
 import signal
 import threading
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -76,6 +76,10 @@ class Watchdog:
         self._steps_at: dict[int, int] = {}
         self._ran: dict[int, float] = {}
         self._since: dict[int, float] = {}
+        # called once from a poll at or after ``slow_after`` (monotonic seconds): the launch decided to
+        # run its cores on this thread and a core turns out to take long (runtime/scheduler.py)
+        self.on_slow: Callable[[], None] | None = None
+        self.slow_after = 0.0
 
     # ------------------------------------------------------------------ setting up
 
@@ -170,6 +174,9 @@ class Watchdog:
         """
         now = time.monotonic()
         self.tick(now)
+        if self.on_slow is not None and now >= self.slow_after:
+            hook, self.on_slow = self.on_slow, None
+            hook()
         chunk = self._chunk.get(slot, FIRST_CHUNK)
         if slot in self._steps_at:
             ran = self._ran.get(slot, 0.0) + now - self._since.get(slot, now)
