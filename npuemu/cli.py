@@ -1,4 +1,4 @@
-"""The ``npuemu`` command line: ``demo``, ``platforms``, ``cache``, ``build`` (:mod:`npuemu.ops.build_cli`).
+"""The ``npuemu`` command line: ``demo``, ``warmup``, ``platforms``, ``cache``, ``build`` (:mod:`npuemu.ops.build_cli`).
 
 Every failure a user can cause (an unknown platform or kernel name, a
 missing optional dependency) ends in one line on stderr and exit status 2,
@@ -19,6 +19,12 @@ def _demo(args: argparse.Namespace) -> int:
         raise _UsageError(f"unknown kernel {', '.join(unknown)}; the bundled kernels are {', '.join(known)}")
     rows = run_demo(platform=args.platform, kernels=args.kernel or None, scale=args.scale, repeat=args.repeat)
     return 0 if rows and all(r.passed for r in rows) else 1
+
+
+def _warmup(args: argparse.Namespace) -> int:
+    from .warmup import warmup
+    steps = warmup(checks=tuple(args.check or ("default",)), kernels=args.kernel or None, platform=args.platform)
+    return 0 if all(not s.error for s in steps) else 1
 
 
 _PLATFORM_COLUMNS = (
@@ -102,6 +108,13 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--scale", type=float, default=1.0, help="multiply the demo shapes by this factor")
     demo.add_argument("--repeat", type=int, default=3, help="timed runs per kernel (best is reported)")
     demo.set_defaults(func=_demo)
+    warm = sub.add_parser("warmup", help="compile the bundled kernels and the instructions they call, ahead "
+                                         "of first use (once per machine)")
+    warm.add_argument("--check", action="append", choices=("off", "default", "full"),
+                      help="check level to compile for (repeatable; default: default)")
+    warm.add_argument("--kernel", action="append", help="only this kernel (repeatable)")
+    warm.add_argument("--platform", default=None, help="SoC profile (default Ascend910B1)")
+    warm.set_defaults(func=_warmup)
     plat = sub.add_parser("platforms", help="list the SoC profiles (or one profile's fields with sources)")
     plat.add_argument("name", nargs="?", default=None, help="show every field of this profile with its source")
     plat.set_defaults(func=_platforms)
