@@ -25,3 +25,14 @@ def rng() -> np.random.Generator:
 def mode(request) -> dict:
     """Launch options for both execution modes: ``kernel[n](..., **mode)``."""
     return {"debug": request.param == "debug"}
+
+
+@pytest.fixture
+def op_cache(tmp_path, monkeypatch):
+    """A kernel cache of the test's own (``NPUEMU_CACHE_DIR``); the process's op indexes forgotten before and
+    after, so built op binaries are looked for there."""
+    from npuemu.ops.index import forget_indexes
+    monkeypatch.setenv("NPUEMU_CACHE_DIR", str(tmp_path))
+    forget_indexes()
+    yield tmp_path
+    forget_indexes()

@@ -6,29 +6,20 @@ import json
 import pytest
 
 from npuemu.cli import main
-from npuemu.ops.index import forget_indexes
 
 PLATFORM = "Ascend910B1"
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("NPUEMU_CACHE_DIR", str(tmp_path))
-    forget_indexes()
-    yield tmp_path
-    forget_indexes()
-
-
-def test_build_writes_descriptors_and_the_index(cache, capsys):
+def test_build_writes_descriptors_and_the_index(op_cache, capsys):
     assert main(["build", "Relu", "--platform", PLATFORM, "--static", "8x64", "--no-native"]) == 0
     out = capsys.readouterr().out.splitlines()
-    folder = cache / "ops" / PLATFORM
+    folder = op_cache / "ops" / PLATFORM
     index = json.loads((folder / "Relu.json").read_text())
     # Relu's three columns (float32, float16, bfloat16), each dynamic and static for 8x64
     assert len(index["binList"]) == 3 and len(index["staticList"]) == 3
     paths = [e["binInfo"]["jsonFilePath"] for e in index["binList"] + index["staticList"]]
     for path in paths:
-        desc = json.loads((cache / "ops" / path).read_text())
+        desc = json.loads((op_cache / "ops" / path).read_text())
         assert desc["opType"] == "Relu" and desc["platform"] == PLATFORM and desc["kernelList"]
     assert sorted(p.name for p in (folder / "Relu").iterdir()) == sorted(p.rsplit("/", 1)[1] for p in paths)
     # a line per binary, numbered, with its name and time; then the summary
@@ -46,10 +37,10 @@ def test_build_writes_descriptors_and_the_index(cache, capsys):
     (["build", "Relu", "--static", "8xa"], "--static '8xa': a shape is positive dimensions joined by 'x'"),
     (["build", "Relu", "Add", "--static", "8x64"], "--static 8x64: op Add takes 2 input(s) (x1, x2)"),
 ])
-def test_mistakes_are_one_line_with_status_2(cache, capsys, argv, message):
+def test_mistakes_are_one_line_with_status_2(op_cache, capsys, argv, message):
     assert main(argv) == 2
     captured = capsys.readouterr()
     assert captured.out == ""                       # nothing was built
     assert captured.err == f"npuemu build: error: {captured.err.split('error: ', 1)[1]}"
     assert captured.err.count("\n") == 1 and message in captured.err and "Traceback" not in captured.err
-    assert not (cache / "ops").exists()
+    assert not (op_cache / "ops").exists()

@@ -76,17 +76,8 @@ KEYED = OpDef("BinTestKeyed", inputs=[Input("x", dtype=["int32"])], outputs=[Out
               attrs=[Attr("branch", "int", default=0)], kernel=keyed_kernel, tiling=_keyed_tiling)
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    """A cache of the test's own; the process's op indexes forgotten before and after."""
-    monkeypatch.setenv("NPUEMU_CACHE_DIR", str(tmp_path))
-    forget_indexes()
-    yield tmp_path
-    forget_indexes()
-
-
-def _ops(cache):
-    return cache / "ops" / PLATFORM
+def _ops(op_cache):
+    return op_cache / "ops" / PLATFORM
 
 
 def _read(path):
@@ -105,18 +96,18 @@ def _x(shape=(8, 64), dtype=np.float32):
 # --------------------------------------------------------------------------- (a) descriptors and the index
 
 
-def test_build_writes_a_descriptor_per_binary_and_one_index(cache):
+def test_build_writes_a_descriptor_per_binary_and_one_index(op_cache):
     check = default_check(RELU)
     built = build(RELU, PLATFORM, native=False)
     assert len(built) == 4 and len({b.name for b in built}) == 4
-    assert [p.name for p in _ops(cache).glob("*.json")] == ["BinTestRelu.json"]     # one index per op/platform
-    index = _read(_ops(cache) / "BinTestRelu.json")
+    assert [p.name for p in _ops(op_cache).glob("*.json")] == ["BinTestRelu.json"]     # one index per op/platform
+    index = _read(_ops(op_cache) / "BinTestRelu.json")
     assert index["opType"] == "BinTestRelu" and index["platform"] == PLATFORM and index["staticList"] == []
     listed = {e["binInfo"]["jsonFilePath"]: e for e in index["binList"]}
     assert set(listed) == {f"{PLATFORM}/BinTestRelu/{b.name}.json" for b in built}
-    assert sorted(p.name for p in (_ops(cache) / "BinTestRelu").iterdir()) == sorted(f"{b.name}.json" for b in built)
+    assert sorted(p.name for p in (_ops(op_cache) / "BinTestRelu").iterdir()) == sorted(f"{b.name}.json" for b in built)
     for b in built:
-        desc = _read(cache / "ops" / b.json_path)
+        desc = _read(op_cache / "ops" / b.json_path)
         dtype, _ = RELU.columns[b.variant.column].inputs[0]
         flag = dict(b.variant.attrs)["flag"]
         assert desc["sha256"] == _body_sha(desc)
@@ -146,7 +137,7 @@ def test_build_writes_a_descriptor_per_binary_and_one_index(cache):
 # --------------------------------------------------------------------------- (b) found again without lowering
 
 
-def test_a_new_index_finds_the_built_binaries_without_building(cache, monkeypatch):
+def test_a_new_index_finds_the_built_binaries_without_building(op_cache, monkeypatch):
     check = default_check(RELU)
     built = {b.json_path: b.kernels[(check, None)].sha256 for b in build(RELU, PLATFORM, columns=[0], native=False)}
     forget_indexes()                    # as a new process: the index file is read again
@@ -217,19 +208,19 @@ def test_another_process_runs_the_built_binary_without_lowering(tmp_path):
 # --------------------------------------------------------------------------- (c) static before dynamic
 
 
-def test_static_binary_is_taken_for_exactly_its_shapes(cache):
+def test_static_binary_is_taken_for_exactly_its_shapes(op_cache):
     lines: list[str] = []
     done = build(RELU, PLATFORM, columns=[0], static=[[(8, 64)]], native=False, progress=lines.append)
     static = [b for b in done if b.static]
     assert len(done) == 4 and len(static) == 2                  # flag False and True, each dynamic and static
     assert any("static 8x64 8x64" in line and "block dim" in line for line in lines)
-    index = _read(_ops(cache) / "BinTestRelu.json")
+    index = _read(_ops(op_cache) / "BinTestRelu.json")
     assert {e["binInfo"]["jsonFilePath"] for e in index["staticList"]} == {b.json_path for b in static}
     forget_indexes()                    # static binaries are found through the index file too
     x = _x((8, 64))
     sel = select(RELU, [x], [np.empty_like(x)], platform=PLATFORM)
     assert sel.static and sel.key.startswith(b"BinTestRelu/d=0,p=1/0,2,(8,64)/0,2,(8,64)/flag=false")
-    desc = _read(cache / "ops" / sel.binary.json_path)
+    desc = _read(op_cache / "ops" / sel.binary.json_path)
     assert desc["blockDim"] == desc["staticTiling"]["blockDim"] >= 1 and desc["simplifiedKey"] == sel.key.decode()
     # other shapes, another dtype, deterministic on: the dynamic binary
     for args, kw in (((_x((8, 65)),), {}), ((_x((8, 64), np.float16),), {}), ((x,), {"deterministic": True})):
@@ -248,7 +239,7 @@ def test_static_binary_is_taken_for_exactly_its_shapes(cache):
 # --------------------------------------------------------------------------- (d) ND fallback, (e) a miss
 
 
-def test_nd_fallback_takes_nz_storage_and_its_absence_refuses(cache):
+def test_nd_fallback_takes_nz_storage_and_its_absence_refuses(op_cache):
     a = np.linspace(-3, 3, 32 * 48, dtype=np.float32).reshape(32, 48)
     nz, out = format_cast(a, "NZ"), format_cast(np.zeros_like(a), "NZ")
     sel = select(RELU_AGNOSTIC, [nz], [out], platform=PLATFORM)
@@ -261,7 +252,7 @@ def test_nd_fallback_takes_nz_storage_and_its_absence_refuses(cache):
         select(RELU_NZ_ONLY, [a], [a], platform=PLATFORM)
 
 
-def test_a_miss_lists_the_supported_combinations(cache):
+def test_a_miss_lists_the_supported_combinations(op_cache):
     x = np.ones(64, np.int32)
     with pytest.raises(SelectionError) as info:
         select(RELU, [x], [x], {"flag": True}, platform=PLATFORM)
@@ -274,14 +265,14 @@ def test_a_miss_lists_the_supported_combinations(cache):
 # --------------------------------------------------------------------------- (f) hashes and keys
 
 
-def test_one_hash_for_two_keys_is_a_conflict(cache, monkeypatch):
+def test_one_hash_for_two_keys_is_a_conflict(op_cache, monkeypatch):
     monkeypatch.setattr(index_mod, "key_hash", lambda key: 0x1234)
     x = _x()
     with pytest.raises(KeyConflictError, match=r"same key hash 0x0000000000001234 but different keys"):
         select(RELU, [x], [np.empty_like(x)], platform=PLATFORM)
 
 
-def test_the_same_key_twice_keeps_the_first(cache):
+def test_the_same_key_twice_keeps_the_first(op_cache):
     with pytest.warns(IndexWarning, match=r"scale=1'.*scale=1\.0'.*same selection key; the first is kept"):
         index = index_for(TWINS, get_platform(PLATFORM))
     assert len(index.declared()) == 2            # one per column, not two
@@ -291,14 +282,14 @@ def test_the_same_key_twice_keeps_the_first(cache):
 # --------------------------------------------------------------------------- (g) a tiling key without a kernel
 
 
-def test_a_tiling_key_without_a_kernel_is_a_launch_error(cache):
+def test_a_tiling_key_without_a_kernel_is_a_launch_error(op_cache):
     x = np.zeros(8, np.int32)
     for branch, value in ((0, 10), (1, 11)):
         y = np.zeros(8, np.int32)
         run_op(KEYED, [x], [y], {"branch": branch}, platform=PLATFORM, debug=True)
         assert y[0] == value
     [b] = index_for(KEYED, get_platform(PLATFORM)).declared()
-    desc = _read(cache / "ops" / b.json_path)
+    desc = _read(op_cache / "ops" / b.json_path)
     assert [(k["tilingKey"], k["kernelName"]) for k in desc["kernelList"]] == [(0, f"{b.name}_0"), (1, f"{b.name}_1")]
     with pytest.raises(LaunchError, match=r"no kernel for tiling key 2; its kernels are for tiling key\(s\) 0, 1"):
         run_op(KEYED, [x], [np.zeros(8, np.int32)], {"branch": 2}, platform=PLATFORM, debug=True)
@@ -307,10 +298,10 @@ def test_a_tiling_key_without_a_kernel_is_a_launch_error(cache):
 # --------------------------------------------------------------------------- (h) damaged files
 
 
-def test_a_damaged_index_file_is_rebuilt(cache):
+def test_a_damaged_index_file_is_rebuilt(op_cache):
     check = default_check(RELU)
     build(RELU, PLATFORM, columns=[0], native=False)
-    path = _ops(cache) / "BinTestRelu.json"
+    path = _ops(op_cache) / "BinTestRelu.json"
     path.write_text('{"formatVersion": 1, "binList": [')
     forget_indexes()
     x = _x()
@@ -322,10 +313,10 @@ def test_a_damaged_index_file_is_rebuilt(cache):
 
 
 @pytest.mark.parametrize("damage", ["edit", "garbage"])
-def test_a_damaged_descriptor_is_rebuilt(cache, damage):
+def test_a_damaged_descriptor_is_rebuilt(op_cache, damage):
     check = default_check(RELU)
     [b, _] = build(RELU, PLATFORM, columns=[0], native=False)
-    path = cache / "ops" / b.json_path
+    path = op_cache / "ops" / b.json_path
     if damage == "edit":            # valid JSON whose sha256 no longer matches
         path.write_text(json.dumps({**_read(path), "blockDim": 7}))
     else:
@@ -346,10 +337,10 @@ def test_a_damaged_descriptor_is_rebuilt(cache, damage):
 
 
 @pytest.mark.parametrize("damage", ["garbage", "deleted"])
-def test_a_static_binary_without_its_descriptor_is_tiled_again(cache, damage):
+def test_a_static_binary_without_its_descriptor_is_tiled_again(op_cache, damage):
     done = build(RELU, PLATFORM, columns=[0], static=[[(8, 64)]], native=False)
     [s] = [b for b in done if b.static and not dict(b.variant.attrs)["flag"]]
-    path = cache / "ops" / s.json_path
+    path = op_cache / "ops" / s.json_path
     before = _read(path)["staticTiling"]
     if damage == "garbage":
         path.write_text("{")
@@ -371,7 +362,7 @@ def test_a_static_binary_without_its_descriptor_is_tiled_again(cache, damage):
 # --------------------------------------------------------------------------- (i) progress
 
 
-def test_build_reports_one_line_per_binary(cache):
+def test_build_reports_one_line_per_binary(op_cache):
     lines: list[str] = []
     done = build(RELU, PLATFORM, native=False, progress=lines.append)
     assert len(lines) == len(done) == 4

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from npuemu.ops import registry
 from npuemu.ops.functions import reset_fallback_warnings, set_fallback
-from npuemu.ops.index import forget_indexes
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "ops.md"
 
@@ -23,9 +22,7 @@ def _blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
 
 
-def test_the_worked_example_runs(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("NPUEMU_CACHE_DIR", str(tmp_path))
-    forget_indexes()
+def test_the_worked_example_runs(op_cache, capsys):
     reset_fallback_warnings()          # the page shows the first fallback's warning
     blocks = _blocks()
     assert len(blocks) >= 8
@@ -35,7 +32,7 @@ def test_the_worked_example_runs(tmp_path, monkeypatch, capsys):
     except ImportError:
         has_torch = False
     kept = [b for b in blocks if has_torch or not b.startswith("# needs torch")]
-    path = tmp_path / "ops_md.py"
+    path = op_cache / "ops_md.py"
     path.write_text("".join(f"# --- docs/ops.md block {i + 1}\n{b}" for i, b in enumerate(kept)), encoding="utf-8")
     spec = importlib.util.spec_from_file_location("ops_md", path)
     module = importlib.util.module_from_spec(spec)
@@ -46,7 +43,6 @@ def test_the_worked_example_runs(tmp_path, monkeypatch, capsys):
         sys.modules.pop("ops_md", None)
         registry.unregister("Square")
         set_fallback(None)
-        forget_indexes()
     out = capsys.readouterr().out
     assert "x=float16/ND, y=float16/ND" in out
     assert "2 binaries" in out
