@@ -11,6 +11,27 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
+# Test files whose tests share an expensive module fixture (every cube kernel launched in every mode; child
+# processes per mode): with pytest-xdist one worker runs all of a file's tests, so the fixture is made once.
+# (xdist's own --dist loadgroup does not group under pytest 9: its node-id suffix no longer takes.)
+ONE_WORKER_FILES = ("tests/test_cube_bits.py", "tests/reliability/test_runaway.py")
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """``-n`` with the default distribution: as ``load`` (test by test), but each file of
+    :data:`ONE_WORKER_FILES` is one unit of work."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if path in ONE_WORKER_FILES else nodeid
+
+    return FileGroups(config, log)
+
+
 # a loaded CI machine can stall any draw or example for a second: no deadlines, no too-slow health check
 settings.register_profile("npuemu-suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("npuemu-suite")
