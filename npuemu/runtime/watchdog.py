@@ -85,12 +85,16 @@ class Watchdog:
 
     def arm(self, on_thread: bool, slots: Sequence[int] | None = None) -> None:
         """Write the budgets into the state of every core (or of ``slots``); ``on_thread``: those cores run
-        on the launching thread (and so must poll it), not on the thread pool."""
+        on the launching thread (and so must poll it), not on the thread pool.  Cores armed after the
+        launch was stopped are stopped too (a core that has not started yet must not start)."""
         for st in (self.states if slots is None else [self.states[i] for i in slots]):
             st[S.MAX_STEPS] = self.max_steps
             st[S.POLL] = _POLL_ADDRESS if on_thread else 0
-            st[S.STOP] = 0
-            st[S.STEP_LIMIT] = min(FIRST_CHUNK, self.max_steps) if on_thread else self.max_steps
+            st[S.STOP] = self.reason
+            if self.reason:
+                st[S.STEP_LIMIT] = -1
+            else:
+                st[S.STEP_LIMIT] = min(FIRST_CHUNK, self.max_steps) if on_thread else self.max_steps
 
     def __enter__(self) -> "Watchdog":
         if self.timeout is not None:
