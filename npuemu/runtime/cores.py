@@ -182,12 +182,18 @@ def new_core_state(spec: CoreSpec, platform: Platform, scratch: int = 0,
 def new_core_states(cores: list[CoreSpec], platform: Platform, scratch: int = 0,
                     memory: bool = True) -> list[tuple[np.ndarray, np.ndarray | None]]:
     """:func:`new_core_state` for every core of a launch: each core's state words are a copy of one
-    state made per core type (a 48-core launch spent half its fixed cost making them one by one)."""
+    state made per core type (a 48-core launch spent half its fixed cost making them one by one), in
+    recycled arrays."""
     templates = {t: new_core_state(CoreSpec(t, 0, 1), platform, scratch, memory=False)[0]
                  for t in {c.core_type for c in cores}}
     out = []
     for spec in cores:
-        st = templates[spec.core_type].copy()      # small: from the heap, not fresh pages of one big array
+        # recycled (recycle_core_states): a launch allocating and freeing 48 x 35 KB of state made the
+        # allocator hand pages back and fault them in again every launch
+        st = POOL.take(("st", S.STATE_SIZE))
+        if st is None:
+            st = np.empty(S.STATE_SIZE, np.int64)
+        np.copyto(st, templates[spec.core_type])
         st[S.BLOCK_IDX] = spec.block_idx
         st[S.BLOCK_NUM] = spec.block_num
         st[S.SUB_BLOCK_IDX] = spec.sub_block_idx
@@ -195,6 +201,13 @@ def new_core_states(cores: list[CoreSpec], platform: Platform, scratch: int = 0,
         lm = _local_memory(int(st[S.SCRATCH_BASE]), int(st[S.SCRATCH_SIZE])) if memory else None
         out.append((st, lm))
     return out
+
+
+def recycle_core_states(states: list[np.ndarray]) -> None:
+    """Give the state words of a launch whose cores have stopped, and that nothing reads any more, back
+    for later launches (:func:`new_core_states` takes them)."""
+    for st in states:
+        POOL.give(("st", st.size), st)
 
 
 def local_memory_of(st: np.ndarray) -> np.ndarray:

@@ -37,7 +37,7 @@ from .args import Region, region_for
 from .blas_threads import single_threaded_blas
 from .binding import bind_arguments
 from .cores import (CoreSpec, check_placement, core_plan, cube_scratch_bytes, local_memory_of, new_core_states,
-                    recycle_local_memory, residency, type_layout, written_bytes)
+                    recycle_core_states, recycle_local_memory, residency, type_layout, written_bytes)
 from .debuglog import print_launch_logs
 from .faults import FaultContext, raise_fault
 from .leftovers import warn_unfreed
@@ -196,6 +196,7 @@ class _Launch:
                 r.finish()
             if facts.uses_log:
                 print_launch_logs(binary, cores, states, block_dim)
+            recycle_core_states([s[0] for s in states])
 
 
 _NO_BYTES = np.zeros(0, np.uint8)
