@@ -4,8 +4,8 @@ Builds the named ops' binaries ahead of time (:func:`npuemu.ops.binaries.build`)
 one binary per column x implementation mode x attribute binary value, each
 with its descriptor, and the op's index file for the platform, so that the
 first call of the op in any process finds them.  Ops are looked up in
-:mod:`npuemu.ops.registry` (the op library's ops are registered when it is
-first needed).  One line is printed per binary as it is built, with the time
+:mod:`npuemu.ops.registry` (the op library's ops are registered before the
+lookup).  One line is printed per binary as it is built, with the time
 it took, then a summary.
 
 ``--static`` builds static (shape-specialised) binaries too: its value lists
@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from ..platform import get_platform
     from .binaries import build
     from .index import ops_dir
+    from . import library  # noqa: F401  (registers the op library's ops)
     from .registry import get
 
     plat = get_platform(args.platform)

@@ -3,7 +3,9 @@
 An op is registered under its op type (``OpDef.name``, CANN's ``OP_ADD``
 name).  Registering a second, different op under a taken name is an error;
 registering the same op again does nothing, so a module that declares ops
-can be imported twice.
+can be imported twice.  Importing :mod:`npuemu.ops.library` registers the
+op library (the by-name entry points, ``npuemu.ops.call`` and ``npuemu
+build``, import it first).
 """
 from __future__ import annotations
 
@@ -39,9 +41,6 @@ def get(name: str) -> OpDef:
     """The op registered as ``name``; an unknown name is an :class:`OpDefError` listing the known ones."""
     op = _ops.get(name)
     if op is None:
-        _load_library()
-        op = _ops.get(name)
-    if op is None:
         raise OpDefError(f"no op named {name!r}; registered ops: {', '.join(names()) or 'none'}")
     return op
 
@@ -50,8 +49,3 @@ def names() -> list[str]:
     """The registered op names, sorted."""
     with _lock:
         return sorted(_ops)
-
-
-def _load_library() -> None:
-    """Register the op library's ops (importing it registers them)."""
-    from . import library  # noqa: F401  (imported for its registrations)
