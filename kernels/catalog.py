@@ -13,6 +13,7 @@ import numpy as np
 
 from npuemu.kernels import (add, add_static, axpy, cast, gelu, layernorm, leaky_relu, linear, matmul, matmul_int8,
                             matmul_queue, mul, reduce_sum, relu, rmsnorm, softmax)
+from npuemu.errors import UsageError
 from npuemu.kernels._host import to_dtype
 
 Inputs = Callable[[np.random.Generator, str, tuple[int, ...]], tuple[Any, ...]]
@@ -173,6 +174,15 @@ KERNELS: tuple[BundledKernel, ...] = (
 )
 
 BY_NAME = {k.name: k for k in KERNELS}
+
+
+def chosen(names: list[str] | None) -> list[BundledKernel]:
+    """The bundled kernels named (all of them for None); an unknown name is a UsageError listing the known."""
+    known = [k.name for k in KERNELS]
+    unknown = [n for n in names or () if n not in known]
+    if unknown:
+        raise UsageError(f"unknown kernel {', '.join(unknown)}; the bundled kernels are {', '.join(known)}")
+    return [k for k in KERNELS if not names or k.name in names]
 
 
 def compare(out: np.ndarray, ref: np.ndarray, tol: Tolerance) -> tuple[bool, float]:

@@ -12,11 +12,8 @@ import sys
 
 def _demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
-    from .kernels.catalog import KERNELS
-    known = [k.name for k in KERNELS]
-    unknown = [k for k in args.kernel or () if k not in known]
-    if unknown:
-        raise _UsageError(f"unknown kernel {', '.join(unknown)}; the bundled kernels are {', '.join(known)}")
+    from .kernels.catalog import chosen
+    chosen(args.kernel or None)                 # an unknown name: one line, before anything runs
     rows = run_demo(platform=args.platform, kernels=args.kernel or None, scale=args.scale, repeat=args.repeat)
     return 0 if rows and all(r.passed for r in rows) else 1
 
@@ -93,10 +90,6 @@ def _cache(args: argparse.Namespace) -> int:
     return 0
 
 
-class _UsageError(Exception):
-    """A command-line mistake: reported in one line."""
-
-
 def main(argv: list[str] | None = None) -> int:
     from . import __version__
     parser = argparse.ArgumentParser(prog="npuemu", description="Ascend NPU kernel emulator")
@@ -127,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     from .errors import NpuemuError
     try:
         return args.func(args)
-    except (_UsageError, NpuemuError) as exc:
+    except NpuemuError as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     except ModuleNotFoundError as exc:
         if exc.name not in _OPTIONAL:

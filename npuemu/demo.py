@@ -44,11 +44,12 @@ def _best(fn: Callable[[], Any], repeat: int) -> float:
 def run_demo(platform: str | None = None, kernels: list[str] | None = None, scale: float = 1.0,
              repeat: int = 3, out: TextIO = sys.stdout) -> list[DemoRow]:
     """Run the demo; returns one row per (kernel, dtype).  ``scale`` shrinks or grows the shapes."""
-    from .kernels.catalog import KERNELS, compare
+    from .kernels.catalog import chosen as bundled
+    from .kernels.catalog import compare
     from .platform import get_platform
 
     plat = get_platform(platform)
-    chosen = [k for k in KERNELS if not kernels or k.name in kernels]
+    chosen = bundled(kernels)
     rng = np.random.default_rng(0)
     rows: list[DemoRow] = []
     print(f"npuemu demo on {plat.name} ({plat.aiv_count} AIV, {plat.aic_count} AIC, UB {plat.ub_size // 1024} KiB)",

@@ -42,19 +42,14 @@ def warmup(checks: tuple[str, ...] = ("default",), kernels: list[str] | None = N
     the returned steps say which.
     """
     out = sys.stdout if out is None else out
-    from .kernels.catalog import KERNELS
+    from .kernels.catalog import chosen
     from .platform import get_platform
 
     bad = [c for c in checks if c not in CHECK_LEVELS]
     if bad:
         raise NpuemuError(f"unknown check level {', '.join(bad)}; the levels are {', '.join(CHECK_LEVELS)}")
-    known = [k.name for k in KERNELS]
-    unknown = [k for k in kernels or () if k not in known]
-    if unknown:
-        raise NpuemuError(f"unknown kernel {', '.join(unknown)}; the bundled kernels are {', '.join(known)}")
+    todo = [(level, k, dtype) for level in checks for k in chosen(kernels) for dtype in k.dtypes]
     plat = get_platform(platform)
-    chosen = [k for k in KERNELS if not kernels or k.name in kernels]
-    todo = [(level, k, dtype) for level in checks for k in chosen for dtype in k.dtypes]
     rng = np.random.default_rng(0)
     steps: list[WarmupStep] = []
     began = time.perf_counter()
