@@ -22,7 +22,7 @@ range      area                     registered (module: codes)
 300-399    vector                   vmask: 300-309, vec_scalar: 310
 400-499    fill and broadcast       vec_fill: 420-423
 500-599    reductions               vec_reduce: 500-501
-600-699    compare/select/gather    vec_cmpsel: 600-604, vec_gather: 650-653
+600-699    compare/select/gather    vec_cmpsel: 600-604, vec_gather: 650-653, vec_fused: 660-662
 700-799    sync and race checking   sync: 700-709 720-722, race_report: 760-763 765, hb: 764
 800-899    debug                    debug: 800-804
 900-999    cube                     cube_move: 900, fixpipe: 960-962, cube_common: 990-993

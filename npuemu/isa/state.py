@@ -148,3 +148,8 @@ STOP = STATE_SIZE + 1
 MAX_STEPS = STATE_SIZE + 2
 POLL = STATE_SIZE + 3
 STATE_SIZE += 4
+
+# DEQSCALE: the vector unit's 64-bit dequantisation register (set_deq_scale; read by add_deq_relu and
+# cast_deq, npuemu/isa/vec_fused.py)
+DEQSCALE = STATE_SIZE
+STATE_SIZE += 1

@@ -65,15 +65,17 @@ def _l0_args(l0: list[str]) -> list[str]:
 
 
 def level0(lw: LoweringContext, pipe: int, t: Value, l0: list[str], blk: str, rep: str, kind: int, node: ast.AST | None,
-           lane_esize: int | None = None) -> None:
+           lane_esize: int | None = None, esize: int | None = None) -> None:
     """An operand of a level-0 instruction: ``l0`` is ``[is_set_mask, mask_is_bits, lo, hi, repeat]``.
 
     Lanes the mask leaves off may skip whole blocks, so reads are declared
-    as a span (races only) rather than checked for initialisation.
+    as a span (races only) rather than checked for initialisation.  ``esize``
+    overrides the operand's element size for an operand laid out as another
+    type's blocks (``cast_deq``'s 8-bit results in int16 blocks).
     """
     if not lw.full_check:
         return
-    esize = t.type.dtype.sizeof()
+    esize = esize or t.type.dtype.sizeof()
     args = [*_l0_args(l0), plain_int(blk), plain_int(rep), plain_int(str(esize)), plain_int(str(lane_esize or esize))]
     nbytes = f"{lw.isa('checks', 'l0_bytes')}({', '.join(args)})"
     local(lw, pipe, t, nbytes, READ_SPAN if kind == READ else kind, node)

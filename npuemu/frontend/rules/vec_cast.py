@@ -23,7 +23,8 @@ MODES = lang.MODES      # (src, dst) -> the RoundModes the instruction accepts
 
 # conversions the hardware has but npuemu does not emulate, and why
 NOT_EMULATED = {
-    (dt.int32, dt.float16): "it is a dequantisation scaled by set_deq_scale, which npuemu does not emulate",
+    (dt.int32, dt.float16): "it is a dequantisation scaled by set_deq_scale, which cast does not emulate yet "
+                            "(add_deq_relu and cast_deq do)",
 }
 
 
