@@ -9,18 +9,18 @@ serves every (operation, data types) combination, named by a code
 
 What each computes (``a``, ``b`` the elements of src0, src1; ``d`` of dst):
 
-=====================  ==========================================  =======================================
-instruction            result                                      data types (source -> destination)
-=====================  ==========================================  =======================================
-``fused_mul_add``      ``a * d + b``                               f16, f32
-``fused_mul_add_relu`` ``max(a * d + b, 0)``                       f16, f32
-``mul_add_dst``        ``a * b + d``                               f16, f32, f16 -> f32
-``add_relu_cast``      ``cast(max(a + b, 0))``                     f16 -> i8, f32 -> f16, i16 -> i8
-``sub_relu_cast``      ``cast(max(a - b, 0))``                     f16 -> i8, f32 -> f16, i16 -> i8
-``mul_cast``           ``cast(a * b)``                             f16 -> i8, f16 -> u8
-``add_deq_relu``       ``max(deq(a + b), 0)``                      i32 -> f16
-``cast_deq``           ``cast(a * scale + offset)``                i16 -> i8 / u8
-=====================  ==========================================  =======================================
+========================  ============================  ================================
+instruction               result                        data types (source -> dst)
+========================  ============================  ================================
+``fused_mul_add``         ``a * d + b``                 f16, f32
+``fused_mul_add_relu``    ``max(a * d + b, 0)``         f16, f32
+``mul_add_dst``           ``a * b + d``                 f16, f32, f16 -> f32
+``add_relu_cast``         ``cast(max(a + b, 0))``       f16 -> i8, f32 -> f16, i16 -> i8
+``sub_relu_cast``         ``cast(max(a - b, 0))``       f16 -> i8, f32 -> f16, i16 -> i8
+``mul_cast``              ``cast(a * b)``               f16 -> i8, f16 -> u8
+``add_deq_relu``          ``max(deq(a + b), 0)``        i32 -> f16
+``cast_deq``              ``cast(a * scale + offset)``  i16 -> i8 / u8
+========================  ============================  ================================
 
 Numerics (sources: the Ascend C "复合计算" overview and the pages of each API;
 the A2 library code for data types and strides):
