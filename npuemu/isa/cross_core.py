@@ -166,18 +166,18 @@ register({
 # --------------------------------------------------------------------------- shared-state helpers
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def words(sysmem):
     """The system region as the int64 words of the layout above."""
     return sysmem.view(np.int64)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _at(slot, table, flag):
     return CORES + slot * CORE_WORDS + table + flag
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _block_of(w, slot):
     """(core type, block index) of launch slot ``slot``."""
     if w[N_AIV] > 0 and w[AIV_BASE] <= slot < w[AIV_BASE] + w[N_AIV]:
@@ -278,7 +278,7 @@ def _take(st, w, flag):
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def waiting(st, kind, a, b, c, d):
     """A try function's False: record what the core waits for (``W_*``) for the scheduler's reports."""
     st[S.WAIT_KIND] = kind
@@ -289,14 +289,14 @@ def waiting(st, kind, a, b, c, d):
     return False
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def done(st):
     """A try function's True: the core no longer waits."""
     st[S.WAIT_KIND] = W_NONE
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _check_flag(flag, op, loc):
     if flag < 0 or flag >= N_FLAGS:
         raise Fault(F_FLAG_ID, loc, flag, 0, op)
@@ -336,7 +336,7 @@ _WAIT = 3          # a step of hard sync_all that waits (the others set in mode 
 _DONE = -1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _sync_step(aiv_only, core_type, stage):
     """``(op, flag)`` of step ``stage`` of hard sync_all: op is a set mode, ``_WAIT`` or ``_DONE``."""
     if aiv_only:

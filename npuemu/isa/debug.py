@@ -59,7 +59,7 @@ U32 = 0xFFFFFFFF
 GM_ADDRESS_STRIDE = 1 << 32      # npuemu's virtual GM: argument k starts at (k + 1) * 2**32
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _reserve(st, log, kind, site, n):
     """Start a record of ``n`` payload words; the index of its first payload word, or -1 if dropped."""
     cur = st[S.LOG_CUR]
@@ -91,18 +91,18 @@ def put_float(log, p, i, value):
         log[p + i] = np.float64(value).view(np.int64)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _dump_words(n, esize):
     return DUMP_FIELDS + (n * esize + 7) // 8
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _check_size(n, loc):
     if n < 0 or n > U32:
         raise Fault(F_DUMP_SIZE, loc, n, U32, 0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _write_dump(st, log, site, desc, n, address, esize, src, src_off):
     p = _reserve(st, log, REC_DUMP, site, _dump_words(n, esize))
     if p < 0:

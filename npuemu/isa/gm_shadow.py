@@ -39,19 +39,19 @@ def capacity(nbytes: int) -> int:
     return int(min(max(nbytes // 256, 256), 1 << 15))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def part(g, core):
     """Where core ``core``'s range list starts in the region's shadow ``g``."""
     return GH + core * g[GH_PART]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _unordered(known, base, s):
     """Stamp ``s`` is an access the pipe whose knowledge is ``known[base:base + 8]`` is not ordered after."""
     return s != 0 and stamp_clock(s) > known[base + stamp_pipe(s)]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _check_gm(g, lst, off, end, write, known, base):
     """The first range of a core's list overlapping [off, end) that holds an access the accessing
     pipe (its knowledge of that core at ``known[base:base + 8]``) is not ordered after.

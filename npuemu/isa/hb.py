@@ -112,22 +112,22 @@ LOC_MASK = (1 << 21) - 1
 BIG = np.int64(1) << np.int64(62)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def stamp(clock, loc, pipe):
     return (clock << CLOCK_SHIFT) | ((loc & LOC_MASK) << 3) | pipe
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def stamp_clock(s):
     return s >> CLOCK_SHIFT
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def stamp_pipe(s):
     return s & 7
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def stamp_loc(s):
     return (s >> 3) & LOC_MASK
 
@@ -173,13 +173,13 @@ register({
 # --------------------------------------------------------------------------- clocks
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def row(p):
     """Where pipe ``p``'s row of ``LVC`` starts in ``sh``."""
     return LVC + p * N_PIPES
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def epoch(sh, p):
     """The clock of pipe ``p``'s accesses now: a new epoch if it published since its last access."""
     if sh[H_PUB + p] != 0:
@@ -188,7 +188,7 @@ def epoch(sh, p):
     return sh[row(p) + p]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def known_by(sh, pipe):
     """Fill the scratch row ``sh[H_LIM:H_LIM + 8]`` with what ``pipe`` knows (of itself: everything)."""
     r = row(pipe)
@@ -198,7 +198,7 @@ def known_by(sh, pipe):
     sh[H_LIM + 7] = BIG                          # no pipe 7: keeps the lookups in bounds
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _snapshot(sh, p, slot, target):
     """Publish pipe ``p``'s knowledge into snapshot ``slot`` (``target``: the pipe meant to join it)."""
     sh[slot] = target + 1
@@ -208,7 +208,7 @@ def _snapshot(sh, p, slot, target):
     sh[H_PUB + p] = 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _max_into(dst, d, src, s, n):
     """``dst[d:d + n] = max(dst[d:d + n], src[s:s + n])``: merge clock vectors."""
     for i in range(n):
@@ -216,14 +216,14 @@ def _max_into(dst, d, src, s, n):
             dst[d + i] = src[s + i]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _propagate_scalar(sh):
     """The scalar unit issues every instruction: whatever S has waited for, every pipe now knows."""
     for p in range(1, N_PIPES):
         _max_into(sh, row(p) + 1, sh, row(S) + 1, N_PIPES - 1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _join(sh, p, slot):
     """Pipe ``p`` waits for snapshot ``slot``; an empty slot (never published) is a no-op."""
     if sh[slot] == 0:
@@ -236,7 +236,7 @@ def _join(sh, p, slot):
 # --------------------------------------------------------------------------- flags, barriers, queues
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _ok_event(event, event_id):
     return 0 <= event < ST.N_EVENTS and 0 <= event_id < ST.N_EVENT_IDS
 
@@ -272,7 +272,7 @@ def barrier_all(st, sh, loc):
         sh[H_PUB + p] = 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _qslot(qid, blk):
     return QSNAP + (qid * ST.MAX_QUEUE_BLOCKS + blk) * SNAP
 

@@ -70,7 +70,7 @@ def _local_race(st, sh, pipe, write, lo, hi, rec, addr, nbytes, loc):
             _local_fault(st, pipe, write, lo, hi, rd, 0, addr, nbytes, loc)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def local(st, sh, pipe, addr, nbytes, kind, loc):
     """Check and record an access of pipe ``pipe`` to ``nbytes`` of local memory at ``addr``.
 

@@ -137,7 +137,7 @@ register({
 })
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _carve(st, hw, nbytes, nbufs, max_bufs, loc):
     """Take ``nbytes`` of memory ``hw`` from the TPipe allocator; returns the absolute address."""
     size = st[S.SEG_SIZE + hw]
@@ -202,7 +202,7 @@ def alloc_tensor(st, qid, max_per_pos, loc):
     raise Fault(F_NO_FREE, loc, n, 0, 0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _block_of(st, q, addr, loc):
     n = st[q + S.Q_NBLK]
     if n == 0:

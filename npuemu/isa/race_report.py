@@ -36,7 +36,7 @@ def hazard(write: int, other_write: int) -> str:
     return ("RR", "RAW", "WAR", "WAW")[2 * bool(write) + bool(other_write)]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def detail(pipe, write, other, other_write, where, other_loc, other_core):
     """The third fault argument: everything about the two accesses but their byte range."""
     return (pipe | write << 3 | other << 4 | other_write << 7 | where << 8 | other_core << 16

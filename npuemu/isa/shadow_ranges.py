@@ -28,12 +28,12 @@ def init_list(a: np.ndarray, base: int, cap: int, width: int) -> None:
     a[base + L_COUNT], a[base + L_CAP], a[base + L_WIDTH], a[base + L_OVER] = 0, cap, width, 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def clock_of(stamp):
     return stamp >> CLOCK_SHIFT
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def first_after(a, lst, off):
     """Index of the first range of list ``lst`` ending after ``off`` (ends are sorted too)."""
     width = a[lst + L_WIDTH]
@@ -47,12 +47,12 @@ def first_after(a, lst, off):
     return lo
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def rec(a, lst, i):
     return lst + LH + i * a[lst + L_WIDTH]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def equal(a, x, y, width):
     """Records at ``x`` and ``y`` carry the same stamps."""
     for f in range(F_W, width):
@@ -61,7 +61,7 @@ def equal(a, x, y, width):
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def merge_around(a, lst, i):
     """Merge range ``i`` with its neighbours where they touch and agree (lossless)."""
     width = a[lst + L_WIDTH]
@@ -82,7 +82,7 @@ def merge_around(a, lst, i):
     remove(a, lst, lo + 1, hi)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def remove(a, lst, i0, i1):
     """Delete ranges [i0, i1)."""
     width = a[lst + L_WIDTH]
@@ -96,7 +96,7 @@ def remove(a, lst, i0, i1):
     a[lst + L_COUNT] = count - (i1 - i0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def insert(a, lst, i, k):
     """Open ``k`` empty records at index ``i``; False if the list is full."""
     width = a[lst + L_WIDTH]
@@ -111,7 +111,7 @@ def insert(a, lst, i, k):
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def piece(dst, d, start, end, src, s, width):
     """Record ``[start, end)`` at ``dst[d:]`` with the stamps of the record at ``src[s:]`` (``s < 0``: none)."""
     dst[d + F_START], dst[d + F_END] = start, end
@@ -119,7 +119,7 @@ def piece(dst, d, start, end, src, s, width):
         dst[d + f] = src[s + f] if s >= 0 else 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def access(dst, d, slot, stamp, width):
     """Apply an access to the record at ``dst[d:]``: ``slot < 0`` a write, else a read into reader ``slot``."""
     if slot < 0:
@@ -130,7 +130,7 @@ def access(dst, d, slot, stamp, width):
         dst[d + F_R + slot] = stamp
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def apply(a, lst, off, end, slot, stamp):
     """Record an access to [off, end): ``slot < 0`` a write of ``stamp``, else a read into reader ``slot``.
 
@@ -146,7 +146,7 @@ def apply(a, lst, off, end, slot, stamp):
     return apply_at(a, lst, i0, i1, off, end, slot, stamp)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def apply_at(a, lst, i0, i1, off, end, slot, stamp):
     """:func:`apply` with the overlapped ranges [i0, i1) already known."""
     width = a[lst + L_WIDTH]

@@ -72,12 +72,12 @@ register({
 # --------------------------------------------------------------------------- GM / UB workspaces
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _i32(mem, at):
     return np.int64(mem[at:at + 4].view(np.int32)[0])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _put_i32(mem, at, value):
     mem[at:at + 4].view(np.int32)[0] = np.int32(value)
 

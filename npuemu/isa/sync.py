@@ -137,7 +137,7 @@ register({
 })
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _flag_slot(st, event, event_id, op, loc):
     """Index of flag (event, event_id) in the flag table, after checking both are legal on this core."""
     if event < 0 or event >= S.N_EVENTS:
@@ -201,7 +201,7 @@ def data_sync_barrier(st, arg, loc):
 # --------------------------------------------------------------------------- TPipe event-id pool
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _free_id(st, event):
     """The lowest id of ``event`` not allocated, or N_EVENT_IDS."""
     held = st[S.EVENT_POOL + event]
