@@ -22,13 +22,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
-from numba.core.compiler import CompilerBase, DefaultPassBuilder
-
 from ..errors import KernelCompileError
 from ..isa.linkage import LinkError, linking, load_links
 from .cache import (PACKAGE, check_entry, discard_machine_code, ensure_package, entry_files,
                     entry_intact, entry_lock, find_entry, lock_numba_cache_index, record_entry, roots,
                     write_atomic)
+from .pipeline import KernelPipeline
 
 try:
     import fcntl
@@ -57,23 +56,6 @@ class GeneratedModule:
                 _write_source(self.path, self.source)
             self._numba_fn = njit(cache=True, nogil=True, pipeline_class=KernelPipeline)(self.python_fn)
         return self._numba_fn
-
-
-class KernelPipeline(CompilerBase):
-    """Numba's nopython pipeline without SSA reconstruction, for generated kernels.
-
-    Numba rebuilds SSA form in pure Python, at a cost that grows with the
-    variables times the basic blocks: for a generated kernel (hundreds of
-    int64 locals, a block per loop and per blocking wait) that was about a
-    third of its compile time.  The generated code gives every local a single
-    type from its first assignment on, which is what SSA form buys typing, so
-    lowering it with plain mutable locals (Numba's path before it adopted SSA,
-    still its object-mode path) is equivalent.
-    """
-
-    def define_pipelines(self) -> list[Any]:
-        self.state.flags.enable_ssa = False
-        return [DefaultPassBuilder.define_nopython_pipeline(self.state)]
 
 
 def _module_name(path: Path) -> str:

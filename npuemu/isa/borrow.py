@@ -46,7 +46,7 @@ def _unowned(typingctx, array):
 
 
 # not inline="always": Numba's IR inliner assumes SSA form, which generated kernels are compiled without
-# (codegen/compiler.py KernelPipeline); inlined there it corrupts the kernel's reassigned locals.  LLVM
+# (codegen/pipeline.py KernelPipeline); inlined there it corrupts the kernel's reassigned locals.  LLVM
 # inlines the call anyway.
 @overload(borrow)
 def _borrow(array):
