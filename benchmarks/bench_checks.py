@@ -13,7 +13,7 @@ import numpy as np
 
 from npuemu.kernels.catalog import BY_NAME, KERNELS
 
-from .bench_kernels import best_of
+from .timing import best_of
 
 REPEAT = 5
 

@@ -8,7 +8,6 @@ faster than NumPy's float16).
 """
 from __future__ import annotations
 
-import time
 from typing import Any, Callable
 
 import numpy as np
@@ -17,16 +16,7 @@ from npuemu.kernels import add as add_mod
 from npuemu.kernels import layernorm as ln_mod
 from npuemu.kernels import softmax as sm_mod
 
-REPEAT = 5
-
-
-def best_of(fn: Callable[[], Any], repeat: int = REPEAT) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
+from .timing import interleaved_ratio
 
 
 class _RatioBenchmark:
@@ -42,9 +32,7 @@ class _RatioBenchmark:
         self.numpy()
 
     def track_ratio(self, *params: Any) -> float:
-        emu = best_of(self.emulate)
-        ref = best_of(self.numpy)
-        return emu / ref
+        return interleaved_ratio(self.emulate, self.numpy)
 
     track_ratio.unit = "emulator/numpy"  # type: ignore[attr-defined]
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from npuemu.isa import vec_reduce as vr
 
-from .bench_kernels import best_of
+from .timing import best_of, interleaved_ratio
 
 N = 1 << 20
 REPEAT = 7
@@ -47,7 +47,7 @@ class Reduce:
         self.numpy()
 
     def track_ratio(self, op: str, dtype: str) -> float:
-        return best_of(self.emulate, REPEAT) / best_of(self.numpy, REPEAT)
+        return interleaved_ratio(self.emulate, self.numpy, REPEAT)
 
     track_ratio.unit = "emulator/numpy"  # type: ignore[attr-defined]
 

@@ -20,7 +20,7 @@ from numba import njit
 from npuemu.isa import vec_unary as vu
 from npuemu.numerics.half import f16_to_f32
 
-from .bench_kernels import best_of
+from .timing import best_of
 
 N = 1 << 20
 REPEAT = 7

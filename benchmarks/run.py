@@ -13,6 +13,7 @@ import itertools
 import pathlib
 import sys
 import time
+from typing import Callable
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -26,6 +27,37 @@ def _cases(cls: type) -> list[tuple]:
     return list(itertools.product(*params))
 
 
+def run_class(cls: type, filters: list[str], out: Callable[[str], None] = print) -> int:
+    """Run every case of benchmark class ``cls`` whose label matches ``filters``; returns the rows printed."""
+    rows = 0
+    for case in _cases(cls):
+        label = cls.__name__ + (f"[{','.join(map(str, case))}]" if case else "")
+        if filters and not any(f in label for f in filters):
+            continue
+        bench = cls()
+        if hasattr(bench, "setup"):
+            bench.setup(*case)
+        try:
+            for name, meth in inspect.getmembers(bench, inspect.ismethod):
+                if name.startswith("track_"):
+                    value = meth(*case)
+                    out(f"{label + '.' + name:<44} {value:>12.3f}  {getattr(meth, 'unit', '')}")
+                elif name.startswith("time_"):
+                    best = float("inf")
+                    for _ in range(3):
+                        t = time.perf_counter()
+                        meth(*case)
+                        best = min(best, time.perf_counter() - t)
+                    out(f"{label + '.' + name:<44} {best * 1e3:>12.3f}  ms")
+                else:
+                    continue
+                rows += 1
+        finally:
+            if hasattr(bench, "teardown"):
+                bench.teardown(*case)        # asv passes the case's parameters to teardown as to setup
+    return rows
+
+
 def main(filters: list[str]) -> int:
     sys.path.insert(0, str(HERE.parent))
     print(f"{'benchmark':<44} {'value':>12}  unit")
@@ -34,29 +66,7 @@ def main(filters: list[str]) -> int:
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if cls.__module__ != module.__name__ or cls.__name__.startswith("_"):
                 continue
-            for case in _cases(cls):
-                label = cls.__name__ + (f"[{','.join(map(str, case))}]" if case else "")
-                if filters and not any(f in label for f in filters):
-                    continue
-                bench = cls()
-                if hasattr(bench, "setup"):
-                    bench.setup(*case)
-                try:
-                    for name, meth in inspect.getmembers(bench, inspect.ismethod):
-                        if name.startswith("track_"):
-                            value = meth(*case)
-                            print(f"{label + '.' + name:<44} {value:>12.3f}  {getattr(meth, 'unit', '')}",
-                                  flush=True)
-                        elif name.startswith("time_"):
-                            best = float("inf")
-                            for _ in range(3):
-                                t = time.perf_counter()
-                                meth(*case)
-                                best = min(best, time.perf_counter() - t)
-                            print(f"{label + '.' + name:<44} {best * 1e3:>12.3f}  ms", flush=True)
-                finally:
-                    if hasattr(bench, "teardown"):
-                        bench.teardown()
+            run_class(cls, filters, lambda row: print(row, flush=True))
     return 0
 
 
