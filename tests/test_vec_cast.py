@@ -16,6 +16,7 @@ from npuemu.frontend.rules.common import suffix
 from npuemu.isa import state as S
 from npuemu.isa import vec_cast as isa
 from npuemu.isa.fault import Fault
+from level0_layout import level0_elements
 from test_rounding import (ALL_MODES, NONE, ROUND, f32_samples, ref_f32_to_bf16, ref_integral, ref_to_f16, ref_to_f32,
                            ref_to_int)
 
@@ -199,16 +200,6 @@ def cast_level0(h: asc.GlobalAddress, f: asc.GlobalAddress, wide: asc.GlobalAddr
     asc.data_copy(ig, ti, 256)
 
 
-def _level0_lanes(repeats, lanes, active, blk, rep, epb):
-    """(lane order, element index) pairs of a level-0 operand, straight from the documented layout."""
-    out = []
-    for r in range(repeats):
-        for e in range(lanes):
-            if active(e):
-                out.append((r * rep + (e // epb) * blk) * epb + e % epb)
-    return np.array(out)
-
-
 def test_level0_strided(mode, rng):
     h = (rng.standard_normal(256) * 100).astype(np.float16)
     f = (rng.standard_normal(256) * 1e3).astype(np.float32)
@@ -218,14 +209,14 @@ def test_level0_strided(mode, rng):
     cast_level0[1](h, f, wide, ints, **mode)
 
     bit = lambda e: (WIDEN_MASK >> e) & 1 == 1
-    src = _level0_lanes(2, 64, bit, 1, 3, 16)
-    dst = _level0_lanes(2, 64, bit, 2, 16, 8)
+    src = level0_elements(2, 64, bit, 1, 3, 16)
+    dst = level0_elements(2, 64, bit, 2, 16, 8)
     want = np.full(256, -7.0, np.float32)
     want[dst] = h[src].astype(np.float32)
     np.testing.assert_array_equal(wide, want)
 
-    src = _level0_lanes(3, 64, lambda e: e < 40, 1, 10, 8)
-    dst = _level0_lanes(3, 64, lambda e: e < 40, 1, 8, 8)
+    src = level0_elements(3, 64, lambda e: e < 40, 1, 10, 8)
+    dst = level0_elements(3, 64, lambda e: e < 40, 1, 8, 8)
     want = np.full(256, 12345, np.int32)
     want[dst] = ref_to_int(f[src].astype(np.float64), ROUND, np.int32)
     np.testing.assert_array_equal(ints, want)

@@ -6,6 +6,7 @@ import pytest
 
 import npuemu.asc as asc
 from npuemu import errors
+from level0_layout import level0_elements
 
 N = 256                                    # elements of each operand
 OPS = (asc.fused_mul_add, asc.fused_mul_add_relu, asc.mul_add_dst, asc.add_relu_cast, asc.sub_relu_cast,
@@ -97,15 +98,6 @@ def model(which, a, b, d):
         # add_deq_relu: the wrapped int32 sum times the float16 scale, rounded once to float16, then the ReLU
         s = (a.astype(np.int64) + b).astype(np.int32).astype(np.float64)
         return _relu(_f16_sat(s * DEQ_SCALE).astype(np.float16))
-
-
-def level0_elements(repeats, lanes, active, blk, rep, epb):
-    out = []
-    for r in range(repeats):
-        for e in range(lanes):
-            if active(e):
-                out.append((r * rep + (e // epb) * blk) * epb + e % epb)
-    return np.array(out)
 
 
 def bits_of(x):
