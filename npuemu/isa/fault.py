@@ -31,6 +31,7 @@ range      area                     registered (module: codes)
 1200-1299  cross-core sync          cross_core: 1200-1204, soft_sync: 1205-1210
 1300-1399  tiling data              tiling_data: 1300
 1400-1499  runaway loops            runaway: 1400-1401
+1500-1599  sorting                  sort: 1500-1506
 =========  =======================  ==============================================
 """
 from __future__ import annotations

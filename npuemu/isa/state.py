@@ -153,3 +153,7 @@ STATE_SIZE += 4
 # cast_deq, npuemu/isa/vec_fused.py)
 DEQSCALE = STATE_SIZE
 STATE_SIZE += 1
+
+# VMS4_SR: what the last mrg_sort took from each of its lists, 16 bits per list (npuemu/isa/sort.py)
+VMS4_SR = STATE_SIZE
+STATE_SIZE += 1
