@@ -13,7 +13,7 @@ import numpy as np
 
 from npuemu.kernels.catalog import BY_NAME, KERNELS
 
-from .timing import best_of
+from .timing import interleaved_best
 
 REPEAT = 5
 
@@ -41,10 +41,7 @@ class FullCheckCost:
 
     def best_times(self, repeat: int = REPEAT) -> tuple[float, float]:
         """Best times of ``off`` and ``full`` from interleaved runs."""
-        off = full = float("inf")
-        for _ in range(repeat):
-            off = min(off, best_of(self.run["off"], 1))
-            full = min(full, best_of(self.run["full"], 1))
+        off, full = interleaved_best(self.run["off"], self.run["full"], rounds=repeat)
         return off, full
 
     def track_ratio(self, name: str) -> float:

@@ -20,7 +20,7 @@ from numba import njit
 from npuemu.isa import vec_unary as vu
 from npuemu.numerics.half import f16_to_f32
 
-from .timing import best_of
+from .timing import interleaved_best
 
 N = 1 << 20
 REPEAT = 7
@@ -86,11 +86,7 @@ class Transcendental:
 
     def _best(self) -> tuple[float, float, float]:
         """Best times of the instruction, the libm loop and np.exp from interleaved runs."""
-        emu = before = ref = float("inf")
-        for _ in range(REPEAT):
-            emu = min(emu, best_of(self.emulate, 1))
-            before = min(before, best_of(self.before, 1))
-            ref = min(ref, best_of(self.numpy, 1))
+        emu, before, ref = interleaved_best(self.emulate, self.before, self.numpy, rounds=REPEAT)
         return emu, before, ref
 
     def track_ratio(self, *params: Any) -> float:

@@ -25,10 +25,15 @@ def best_of(fn: Callable[[], Any], repeat: int = REPEAT) -> float:
     return min(once(fn) for _ in range(repeat))
 
 
+def interleaved_best(*fns: Callable[[], Any], rounds: int = REPEAT) -> list[float]:
+    """The best time of each of ``fns`` over ``rounds`` rounds, each round timing every function once, in order."""
+    best = [float("inf")] * len(fns)
+    for _ in range(rounds):
+        best = [min(b, once(fn)) for b, fn in zip(best, fns)]
+    return best
+
+
 def interleaved_ratio(a: Callable[[], Any], b: Callable[[], Any], rounds: int = REPEAT) -> float:
     """best(a) / best(b) over ``rounds`` rounds, each timing ``a`` once and then ``b`` once."""
-    best_a = best_b = float("inf")
-    for _ in range(rounds):
-        best_a = min(best_a, once(a))
-        best_b = min(best_b, once(b))
+    best_a, best_b = interleaved_best(a, b, rounds=rounds)
     return best_a / best_b
