@@ -6,7 +6,7 @@ compile time and the result is a constant.
 """
 from __future__ import annotations
 
-import ast
+from typing import Callable
 
 from ...isa import scalar_ops as isa
 from ...language import dtype as dt
@@ -18,10 +18,6 @@ from ..types import ScalarT, Value, const, is_number, scalar
 from .common import dtype_arg
 
 
-def _u64(lw: LoweringContext, v: Value, node: ast.AST | None, what: str) -> str:
-    return lw.u64_expr(v, node, what)
-
-
 def _bit_value(lw: LoweringContext, call: Call, v: Value) -> int:
     """``count_value``: a compile-time 0 or 1 (a template argument in Ascend C)."""
     c = lw.const_value(v, call.node, f"{call.name}'s count_value")
@@ -31,34 +27,26 @@ def _bit_value(lw: LoweringContext, call: Call, v: Value) -> int:
 
 
 def _int_call(lw: LoweringContext, call: Call, fn: str, x: Value, *extra: int) -> Value:
-    expr = _u64(lw, x, call.node, f"{call.name}'s value_in")
+    expr = lw.u64_expr(x, call.node, f"{call.name}'s value_in")
     if x.is_const:
         return const(int(getattr(isa, fn)(int(expr), *extra)))
     return scalar("int", f"{lw.isa('scalar_ops', fn)}({', '.join([expr, *map(str, extra)])})")
 
 
-@rule(lang.scalar_count_leading_zero)
-def _clz(lw: LoweringContext, call: Call) -> Value:
-    a = call.bind_to(lw, lang.scalar_count_leading_zero)
-    return _int_call(lw, call, "clz", a["value_in"])
+# stub -> (function of npuemu.isa.scalar_ops, whether it takes the 0/1 count_value)
+BIT_OPS = {lang.scalar_count_leading_zero: ("clz", False), lang.scalar_get_count_of_value: ("bit_count", True),
+           lang.scalar_get_sff_value: ("sff", True), lang.count_bits_cnt_same_as_sign_bit: ("sign_bits", False)}
 
 
-@rule(lang.scalar_get_count_of_value)
-def _bit_count(lw: LoweringContext, call: Call) -> Value:
-    a = call.bind_to(lw, lang.scalar_get_count_of_value)
-    return _int_call(lw, call, "bit_count", a["value_in"], _bit_value(lw, call, a["count_value"]))
+def _bit_op(lw: LoweringContext, call: Call, stub: Callable) -> Value:
+    fn, takes_bit = BIT_OPS[stub]
+    a = call.bind_to(lw, stub)
+    extra = [_bit_value(lw, call, a["count_value"])] if takes_bit else []
+    return _int_call(lw, call, fn, a["value_in"], *extra)
 
 
-@rule(lang.scalar_get_sff_value)
-def _sff(lw: LoweringContext, call: Call) -> Value:
-    a = call.bind_to(lw, lang.scalar_get_sff_value)
-    return _int_call(lw, call, "sff", a["value_in"], _bit_value(lw, call, a["count_value"]))
-
-
-@rule(lang.count_bits_cnt_same_as_sign_bit)
-def _sign_bits(lw: LoweringContext, call: Call) -> Value:
-    a = call.bind_to(lw, lang.count_bits_cnt_same_as_sign_bit)
-    return _int_call(lw, call, "sign_bits", a["value_in"])
+for _stub in BIT_OPS:
+    rule(_stub)(lambda lw, call, stub=_stub: _bit_op(lw, call, stub))
 
 
 @rule(lang.scalar_cast)
