@@ -36,3 +36,4 @@ from .language.cache import *
 from .language.cross_core import *
 from .language.debug import *
 from .language.tiling import *
+from .language.properties import *

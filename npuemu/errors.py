@@ -243,3 +243,15 @@ class UninitializedReadError(KernelFault):
     """A read of on-chip memory that nothing has written since the kernel started (check level ``full``)."""
 
     rule_name = "uninitialised read"
+
+
+class TrapError(KernelFault):
+    """The kernel called ``trap()``: on the NPU the core stops with an exception the runtime reports."""
+
+    rule_name = "trap"
+
+
+class NullPointerError(KernelFault):
+    """A system pointer (system workspace, HCCL context) read before anything set it."""
+
+    rule_name = "null pointer"

@@ -61,6 +61,7 @@ class Platform:
     cube_fp16_macs_per_cycle: int = 4096        # per AIC (16 x 16 x 16)
     vector_bytes_per_cycle: int = 256           # per AIV (one 256-byte repeat)
     system_workspace_size: int = 16 * MIB       # GetLibApiWorkSpaceSize
+    system_counter_mhz: float = 50.0            # GetSystemCycle's counter
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)  # (field, source key)
 
     @property

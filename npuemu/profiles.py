@@ -66,6 +66,8 @@ SOURCES: dict[str, str] = {
     "same-as-B4": "no source for this part; assumed equal to Ascend910B4",
     "same-as-9392": "no source for this part; assumed equal to Ascend910_9392",
     "other-soc": "l1_to_l0_b_rate=256 is quoted for other SoCs; the 2201 value is not quoted",
+    "sys-cycle": "Ascend C GetSystemCycle docs: the system counter runs at 50 MHz on Atlas A2/A3 "
+                 "(time in us = cycles / 50)",
     "custom": "set by the user (Platform.custom)",
 }
 
@@ -93,6 +95,7 @@ _CORE_2201: dict[str, Entry] = {
     "cube_fp16_macs_per_cycle": _c(16 * 16 * 16, "aicorespec"),
     "vector_bytes_per_cycle": _c(256, "arch-2201"),
     "system_workspace_size": _c(16 * MIB, "devkit-ws"),
+    "system_counter_mhz": _c(50.0, "sys-cycle"),
 }
 
 # [AICoreMemoryRates] of Ascend910B1.ini; other parts assume the same rates.

@@ -121,3 +121,39 @@ def test_printf_compile_time_errors():
         unsupported[1](x, 1.0)
     with pytest.raises(errors.KernelTypeError, match=r"'%s' prints compile-time strings"):
         runtime_string[1](x, 1)
+
+
+@asc.jit
+def checkpoint_kernel(x: asc.GlobalAddress, off: int):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 16)
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECIN)
+    pipe.init_buffer(buf, 64)
+    t = buf.get(asc.float32, 16)
+    asc.data_copy(t, xg, 16)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.metrics_prof_start()
+    asc.print_time_stamp(65577)
+    asc.dump_acc_chk_point(t, 3, off, 2)
+    asc.dump_acc_chk_point(xg, 4, off + 1, 3)
+    asc.metrics_prof_stop()
+
+
+def test_time_stamp_and_checkpoint_dumps(capfd):
+    """print_time_stamp logs its id, the system counter and the call site; dump_acc_chk_point dumps from an
+    element offset (a UB offset keeps the 32-byte alignment rule of dump_tensor)."""
+    x = np.arange(16, dtype=np.float32)
+    checkpoint_kernel[1](x, 8)
+    lines = capfd.readouterr()[0].splitlines()
+    stamp = lines[1].split(", ")
+    assert stamp[0] == "descId is 65577" and stamp[1] == "rsv is 0" and stamp[4] == "entry is 0."
+    assert int(stamp[2].removeprefix("timeStamp is ")) > 0 and stamp[3].startswith("pcPtr is ")
+    assert lines[2:] == ["DumpTensor: desc=3, addr=20, data_type=float32, position=UB, dump_size=2",
+                         "[8.000000, 9.000000]",
+                         "DumpTensor: desc=4, addr=100000024, data_type=float32, position=GM, dump_size=3",
+                         "[9.000000, 10.000000, 11.000000]"]
+    with pytest.raises(errors.AlignmentError):          # 4 floats in: 16 bytes, not a 32-byte boundary
+        checkpoint_kernel[1](x, 4)
+    with pytest.raises(errors.BoundsError):
+        checkpoint_kernel[1](x, 17)

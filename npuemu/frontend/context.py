@@ -92,6 +92,9 @@ class LoweringContext(Protocol):
     def isa(self, module: str, fn: str) -> str:
         """The name under which generated code calls the instruction ``npuemu.isa.<module>.<fn>``."""
 
+    def loc_id(self, node: ast.AST | None) -> int:
+        """The id of ``node``'s source location, as instructions receive it."""
+
     def call_isa(self, module: str, fn: str, args: list[str], node: ast.AST | None) -> str:
         """An expression calling an instruction with ``args`` and the location id of ``node``."""
 

@@ -157,3 +157,9 @@ STATE_SIZE += 1
 # VMS4_SR: what the last mrg_sort took from each of its lists, 16 bits per list (npuemu/isa/sort.py)
 VMS4_SR = STATE_SIZE
 STATE_SIZE += 1
+
+# SYS_WORKSPACE: the system workspace pointer of set_sys_workspace (region id + 1, 0 = never set; byte
+# offset); HCCL_CONTEXT: the same for each HCCL context of set_hccl_context (npuemu/isa/system.py)
+SYS_WORKSPACE = STATE_SIZE
+HCCL_CONTEXT = STATE_SIZE + 2
+STATE_SIZE += 6

@@ -13,7 +13,8 @@ from .builtin import builtin
 from .core import GlobalTensor, LocalTensor
 from .params import ShapeInfo
 
-__all__ = ["printf", "dump_tensor"]
+__all__ = ["printf", "dump_tensor", "print_time_stamp", "dump_acc_chk_point", "metrics_prof_start",
+           "metrics_prof_stop"]
 
 
 @builtin
@@ -39,3 +40,29 @@ def dump_tensor(tensor: LocalTensor | GlobalTensor, desc: int, dump_size: int,
     ``ShapeInfo(shape)`` the values are printed as nested rows of that shape,
     ``-`` standing for elements beyond ``dump_size``.
     """
+
+
+@builtin
+def print_time_stamp(desc_id: int) -> None:
+    """Log a time stamp record (``PrintTimeStamp``): the id, the system counter and the call site.
+
+    Printed with the core's other records as
+    ``descId is <id>, rsv is 0, timeStamp is <get_system_cycle()>, pcPtr is <get_program_counter()>, entry is 0.``
+    (the layout of CANN's dump tool, assumed from its documentation).
+    """
+
+
+@builtin
+def dump_acc_chk_point(tensor: LocalTensor | GlobalTensor, index: int, count_off: int, dump_size: int) -> None:
+    """``dump_tensor`` of ``dump_size`` elements starting ``count_off`` elements into ``tensor``
+    (``DumpAccChkPoint``), with ``index`` as the description number."""
+
+
+@builtin
+def metrics_prof_start() -> None:
+    """Start of a region for the device profiler's metrics (``MetricsProfStart``); no effect on results."""
+
+
+@builtin
+def metrics_prof_stop() -> None:
+    """End of a ``metrics_prof_start`` region (``MetricsProfStop``); no effect on results."""

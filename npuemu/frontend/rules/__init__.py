@@ -5,3 +5,4 @@ from . import scalar, sort, vec_fused  # noqa: F401
 from . import cache  # noqa: F401
 from . import struct_array, tiling  # noqa: F401
 from . import cube  # noqa: F401
+from . import properties  # noqa: F401

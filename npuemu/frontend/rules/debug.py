@@ -78,14 +78,37 @@ def _printf(lw: LoweringContext, call: Call) -> None:
             pieces.append(p)
         else:
             pieces.append(_conversion(lw, call, p, args.pop(0), logged))
+    _log_printf(lw, call, pieces, logged, fmt_v.const)
+
+
+def _log_printf(lw: LoweringContext, call: Call, pieces: list[Any], logged: list[tuple[str, str]],
+                source: str) -> None:
+    """Emit a printf record: the site's text and conversions in ``pieces``, the logged numbers in ``logged``."""
     formats = lw.facts.printf_formats
-    formats.append(PrintfFormat(tuple(_merge(pieces)), fmt_v.const))
+    formats.append(PrintfFormat(tuple(_merge(pieces)), source))
     lw.facts.uses_log = True
     cursor = lw.new_var("logp")
     begin = ["_st", "_log", str(len(formats) - 1), str(len(logged))]
     lw.emit(f"{cursor} = " + lw.call_isa("debug", "printf_begin", begin, call.node))
     for i, (fn, expr) in enumerate(logged):
         lw.emit(f"{lw.isa('debug', fn)}(_log, {cursor}, {plain_arg(str(i))}, {expr})")
+
+
+@rule(lang.print_time_stamp)
+def _print_time_stamp(lw: LoweringContext, call: Call) -> None:
+    desc = lw.int_expr(call.bind_to(lw, lang.print_time_stamp)["desc_id"], call.node, "desc_id")
+    mhz = str(int(lw.platform.system_counter_mhz))
+    cycle = lw.call_isa("system", "system_cycle", [mhz], call.node)
+    d = Conversion("u", "%d")
+    pieces = ["descId is ", d, ", rsv is 0, timeStamp is ", d, ", pcPtr is ", d, ", entry is 0.\n"]
+    logged = [("put_int", f"np.int64(({desc}) & {isa.U32})"), ("put_int", cycle),
+              ("put_int", f"np.int64({lw.loc_id(call.node)})")]
+    _log_printf(lw, call, pieces, logged, "print_time_stamp")
+
+
+@rule(lang.metrics_prof_start, lang.metrics_prof_stop)
+def _metrics_prof(lw: LoweringContext, call: Call) -> None:
+    call.bind_to(lw, getattr(lang, call.name))
 
 
 def _conversion(lw: LoweringContext, call: Call, m: re.Match, arg: Value, logged: list[tuple[str, str]]) -> Any:
@@ -138,10 +161,31 @@ def _printf_arg(lw: LoweringContext, call: Call, conv: str, text: str, arg: Valu
 @rule(lang.dump_tensor)
 def _dump_tensor(lw: LoweringContext, call: Call) -> None:
     a = call.bind_to(lw, lang.dump_tensor)
-    t = a["tensor"]
-    desc = plain_int(lw.int_expr(a["desc"], call.node, "desc"))
-    n = plain_int(lw.int_expr(a["dump_size"], call.node, "dump_size"))
-    shape = _shape(lw, call, a["shape_info"])
+    _dump(lw, call, a["tensor"], a["desc"], a["dump_size"], _shape(lw, call, a["shape_info"]))
+
+
+@rule(lang.dump_acc_chk_point)
+def _dump_acc_chk_point(lw: LoweringContext, call: Call) -> None:
+    a = call.bind_to(lw, lang.dump_acc_chk_point)
+    t, start = a["tensor"], lw.int_expr(a["count_off"], call.node, "count_off")
+    d = getattr(t.type, "dtype", None)
+    if isinstance(t.type, LocalTensorT):
+        addr, n = lw.new_var("laddr"), lw.new_var("llen")
+        lw.emit(f"{addr}, {n} = " + lw.call_isa("tensor", "sub_tensor",
+                                                [t.code[0], t.code[1], str(d.sizeof()), start], call.node))
+        t = Value(t.type, code=(addr, n))
+    elif isinstance(t.type, GlobalTensorT) and d is not None:
+        off, n = lw.new_var("goff"), lw.new_var("gsize")
+        lw.emit(f"{off}, {n} = " + lw.call_isa("tensor", "gm_sub_tensor",
+                                               [t.code[1], t.code[2], str(d.sizeof()), start], call.node))
+        t = Value(t.type, code=(t.code[0], off, n))
+    _dump(lw, call, t, a["index"], a["dump_size"], None)
+
+
+def _dump(lw: LoweringContext, call: Call, t: Value, desc_v: Value, n_v: Value,
+          shape: tuple[int, ...] | None) -> None:
+    desc = plain_int(lw.int_expr(desc_v, call.node, "desc"))
+    n = plain_int(lw.int_expr(n_v, call.node, "dump_size"))
     d = getattr(t.type, "dtype", None)
     esize = str(d.sizeof()) if d is not None else "0"
     parts = [plain_int(c) for c in t.code]
