@@ -163,3 +163,8 @@ STATE_SIZE += 1
 SYS_WORKSPACE = STATE_SIZE
 HCCL_CONTEXT = STATE_SIZE + 2
 STATE_SIZE += 6
+
+# USER_TAGS: N_USER_TAGS pairs (local address + 1, tag) of LocalTensor.set_user_tag (npuemu/isa/user_tag.py)
+N_USER_TAGS = 64
+USER_TAGS = STATE_SIZE
+STATE_SIZE += 2 * N_USER_TAGS

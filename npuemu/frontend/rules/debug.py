@@ -161,7 +161,7 @@ def _printf_arg(lw: LoweringContext, call: Call, conv: str, text: str, arg: Valu
 @rule(lang.dump_tensor)
 def _dump_tensor(lw: LoweringContext, call: Call) -> None:
     a = call.bind_to(lw, lang.dump_tensor)
-    _dump(lw, call, a["tensor"], a["desc"], a["dump_size"], _shape(lw, call, a["shape_info"]))
+    emit_dump(lw, call, a["tensor"], a["desc"], a["dump_size"], _shape(lw, call, a["shape_info"]))
 
 
 @rule(lang.dump_acc_chk_point)
@@ -179,10 +179,10 @@ def _dump_acc_chk_point(lw: LoweringContext, call: Call) -> None:
         lw.emit(f"{off}, {n} = " + lw.call_isa("tensor", "gm_sub_tensor",
                                                [t.code[1], t.code[2], str(d.sizeof()), start], call.node))
         t = Value(t.type, code=(t.code[0], off, n))
-    _dump(lw, call, t, a["index"], a["dump_size"], None)
+    emit_dump(lw, call, t, a["index"], a["dump_size"], None)
 
 
-def _dump(lw: LoweringContext, call: Call, t: Value, desc_v: Value, n_v: Value,
+def emit_dump(lw: LoweringContext, call: Call, t: Value, desc_v: Value, n_v: Value,
           shape: tuple[int, ...] | None) -> None:
     desc = plain_int(lw.int_expr(desc_v, call.node, "desc"))
     n = plain_int(lw.int_expr(n_v, call.node, "dump_size"))

@@ -65,10 +65,10 @@ def _set_global_buffer(lw: LoweringContext, call: Call) -> None:
                       f"got {lw.describe(buf)}", call.node)
     size_code = "-1" if size.is_const and size.const is None else lw.int_expr(size, call.node, "buffer_size")
     new = Value(GlobalTensorT(buf.type.dtype), code=(buf.code[0], buf.code[1], size_code))
-    _update_receiver(lw, call, new)
+    update_receiver(lw, call, new)
 
 
-def _update_receiver(lw: LoweringContext, call: Call, new: Value) -> None:
+def update_receiver(lw: LoweringContext, call: Call, new: Value) -> None:
     """Store ``new`` into the variable the method was called on (mutating methods)."""
     node = call.recv_node
     if not isinstance(node, ast.Name):
@@ -277,7 +277,7 @@ def _allocator_alloc(lw: LoweringContext, call: Call) -> Value:
                                        ["_st", str(al.type.hardware), al.code[0], f"({n}) * {d.sizeof()}"], call.node))
     nxt = Value(al.type, code=(f"(({al.code[0]}) + ({n}) * {d.sizeof()} + 31) // 32 * 32",))
     if isinstance(call.recv_node, ast.Name):
-        _update_receiver(lw, call, nxt)
+        update_receiver(lw, call, nxt)
     return Value(LocalTensorT(d, pos), code=(addr, n))
 
 

@@ -35,6 +35,14 @@ def _queue_depth(lw: LoweringContext, v: Value, node) -> int:
     return depth
 
 
+@rule(lang.get_tpipe_ptr)
+def _get_tpipe_ptr(lw: LoweringContext, call: Call) -> Value:
+    call.bind_to(lw, lang.get_tpipe_ptr)
+    if not lw.facts.tpipe:
+        lw.type_error("get_tpipe_ptr() before the kernel created its TPipe (asc.TPipe())", call.node)
+    return Value(TPipeT())
+
+
 @rule(lang.TQue)
 def _tque(lw: LoweringContext, call: Call) -> Value:
     a = call.bind_to(lw, lang.TQue)
