@@ -37,3 +37,4 @@ from .language.cross_core import *
 from .language.debug import *
 from .language.tiling import *
 from .language.properties import *
+from .language.array import *

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import UnsupportedSyntaxError
 from ..language.builtin import builtin_name
+from . import registry
 from .expressions import _num_kind
 from .types import RecordT, ScalarT, TupleT, Value, const, is_number, scalar
 
@@ -65,7 +66,18 @@ class StatementLowering:
         if isinstance(target, ast.Attribute):
             self.assign_attribute(target, v, node)
             return
+        if isinstance(target, ast.Subscript) and not isinstance(target.slice, ast.Slice):
+            self.assign_item(target, v, node)
+            return
         self.fail(f"cannot assign to {ast.unparse(target)} in a kernel", node, UnsupportedSyntaxError)
+
+    def assign_item(self, target: ast.Subscript, v: Value, node: ast.AST) -> None:
+        """``obj[i] = v`` for a value whose type has a ``__setitem__`` rule."""
+        obj = self.expr(target.value)
+        rule = registry.METHOD_RULES.get((type(obj.type), "__setitem__"))
+        if rule is None:
+            self.fail(f"cannot assign to an element of {self.describe(obj)}", node, UnsupportedSyntaxError)
+        rule(self, registry.Call("__setitem__", node, [self.expr(target.slice), v], {}, recv=obj))
 
     def assign_attribute(self, target: ast.Attribute, v: Value, node: ast.AST) -> None:
         if not isinstance(target.value, ast.Name):

@@ -147,6 +147,22 @@ class TupleT(KType):
 
 
 @dataclass(frozen=True)
+class LocalArrayT(KType):
+    """An ``asc.array``: a kernel-local array of scalars, the generated variable ``var``.
+
+    As for :class:`ArrayT` the type names its storage, so values need no
+    runtime parts and every name bound to the array shares it.
+    """
+
+    dtype: DataType
+    n: int
+    var: str
+
+    def describe(self) -> str:
+        return f"asc.array of {self.n} {self.dtype.name}"
+
+
+@dataclass(frozen=True)
 class ArrayT(KType):
     """A read-only array field of a struct argument (``ArrayField``).
 

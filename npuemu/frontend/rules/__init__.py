@@ -7,3 +7,4 @@ from . import struct_array, tiling  # noqa: F401
 from . import cube  # noqa: F401
 from . import properties  # noqa: F401
 from . import tensor_meta  # noqa: F401
+from . import local_array  # noqa: F401
