@@ -10,7 +10,10 @@ The runner installs an import hook that serves pyasc's modules from npuemu
 asc.lib.runtime as rt``, ``from asc.language.core.dtype import KnownTypes``,
 ...), then runs SCRIPT as ``__main__`` the way ``python SCRIPT`` would.  A
 pyasc name npuemu does not implement raises :class:`UnsupportedAPIError`
-naming it, where the script touches it.
+naming it, where the script touches it.  Once the script imports torch,
+torch_npu's ``npu`` device is CPU memory (``torch.rand(n, device="npu")``,
+``x.npu()``, ``torch.npu.synchronize()``, ``import torch_npu``), until the
+script ends (:mod:`npuemu.compat._torch_npu`).
 
 :func:`install` does the same for the current interpreter (tests, notebooks)
 and undoes it when used as a context manager.  Importing npuemu never installs
