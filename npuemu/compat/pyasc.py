@@ -10,7 +10,10 @@ The runner installs an import hook that serves pyasc's modules from npuemu
 asc.lib.runtime as rt``, ``from asc.language.core.dtype import KnownTypes``,
 ...), then runs SCRIPT as ``__main__`` the way ``python SCRIPT`` would.  A
 pyasc name npuemu does not implement raises :class:`UnsupportedAPIError`
-naming it, where the script touches it.
+naming it, where the script touches it.  Once the script imports torch,
+torch_npu's ``npu`` device is CPU memory (``torch.rand(n, device="npu")``,
+``x.npu()``, ``torch.npu.synchronize()``, ``import torch_npu``), until the
+script ends (:mod:`npuemu.compat._torch_npu`).
 
 :func:`install` does the same for the current interpreter (tests, notebooks)
 and undoes it when used as a context manager.  Importing npuemu never installs
@@ -31,6 +34,7 @@ from typing import Any, Sequence
 from ..errors import NpuemuError
 from .. import platform as _platform
 from . import _pyasc_runtime as _rt
+from ._torch_npu import NpuDevice
 
 __all__ = ["install", "Installation", "run_path", "run_module", "main", "PyascCompatError",
            "UnsupportedAPIError", "UnsupportedModuleError"]
@@ -187,10 +191,11 @@ class Installation:
     """
 
     def __init__(self, importer: AscImporter | None, saved_modules: dict[str, types.ModuleType],
-                 saved_platform: Any):
+                 saved_platform: Any, npu_device: NpuDevice | None = None):
         self._importer = importer
         self._saved_modules = saved_modules
         self._saved_platform = saved_platform
+        self._npu_device = npu_device
 
     @property
     def active(self) -> bool:
@@ -198,10 +203,12 @@ class Installation:
         return self._importer is not None and self._importer in sys.meta_path
 
     def uninstall(self) -> None:
-        """Remove the import hook and the ``asc`` modules; restore what was there before."""
+        """Remove the import hooks, the ``asc`` modules and torch's npu device; restore what was there before."""
         global _current
         if not self.active:
             return
+        if self._npu_device is not None:
+            self._npu_device.uninstall()
         sys.meta_path.remove(self._importer)  # type: ignore[arg-type]
         for name in _served_modules():
             del sys.modules[name]
@@ -226,7 +233,10 @@ def install() -> Installation:
     Any ``asc`` modules already imported (a real pyasc) are set aside and put
     back on uninstall, as is npuemu's default platform, which pyasc's
     ``config.set_platform`` changes.  Each installation starts with a fresh
-    pyasc runtime state (backend, device, streams).
+    pyasc runtime state (backend, device, streams).  Once torch is imported,
+    torch_npu's ``npu`` device maps to CPU memory (``torch.rand(n,
+    device="npu")``, ``x.npu()``, ``torch.npu.synchronize()``, ``import
+    torch_npu``) until uninstall; see :mod:`npuemu.compat._torch_npu`.
     """
     global _current
     if _current is not None and _current.active:
@@ -237,7 +247,9 @@ def install() -> Installation:
     _rt.reset_state()
     importer = AscImporter()
     sys.meta_path.insert(0, importer)
-    _current = Installation(importer, saved_modules, saved_platform)
+    npu_device = NpuDevice()
+    npu_device.install()
+    _current = Installation(importer, saved_modules, saved_platform, npu_device)
     return _current
 
 

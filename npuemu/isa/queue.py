@@ -2,7 +2,12 @@
 
 A queue owns ``num`` blocks carved out of its position's memory by
 ``init_buffer``.  A block moves FREE -> ALLOCATED (alloc_tensor) -> ENQUEUED
-(enque) -> DEQUEUED (deque) -> FREE (free_tensor).  Misuse that hangs or
+(enque) -> DEQUEUED (deque) -> FREE (free_tensor).  A dequeued block may also
+be enqueued again (DEQUEUED -> ENQUEUED), as the library's ``EnQue`` accepts
+both states: a ``TQueBind`` whose tensor is worked on in place between two
+stages re-enqueues it instead of allocating a new one.  The block must belong
+to the queue it is enqueued into (the library asserts that too), so a tensor
+dequeued from one ``TQue`` cannot be enqueued into another.  Misuse that hangs or
 corrupts data on hardware (no free block, deque from an empty queue, more than
 ``depth`` tensors enqueued, more than 8 tensors allocated per position,
 freeing twice) is reported here.
@@ -115,9 +120,13 @@ register({
                                        f"{env.position(a)} (max buffer number in same queue position is {b})"),
     F_NOT_BLOCK: (errors.QueueError,
                   lambda a, b, c, env: f"the tensor at address {a} is not a buffer of this queue (pass the "
-                                       f"tensor alloc_tensor/deque returned, not a sub-tensor)"),
+                                       f"tensor this queue's alloc_tensor/deque returned, not a sub-tensor or "
+                                       f"a tensor of another queue; to hand a tensor on in place, use one "
+                                       f"TQueBind for both stages)"),
     F_BAD_STATE_ENQUE: (errors.QueueError,
-                        lambda a, b, c, env: f"enque of a buffer that is {_STATE.get(a, a)}, not allocated"),
+                        lambda a, b, c, env: f"enque of a buffer that is {_STATE.get(a, a)}, not allocated or "
+                                             f"dequeued" + (" (enqueued twice without a deque)"
+                                                            if a == S.BLK_ENQUEUED else "")),
     F_DEPTH: (errors.QueueError,
               lambda a, b, c, env: f"enque beyond the queue depth of {a} (deque before enqueuing more)"),
     F_EMPTY: (errors.QueueError,
@@ -219,7 +228,7 @@ def enque(st, qid, addr, loc):
     q = S.QUEUE_BASE + qid * S.QUEUE_STRIDE
     b = _block_of(st, q, addr, loc)
     state = st[q + S.Q_STATE + b]
-    if state != S.BLK_ALLOCATED:
+    if state != S.BLK_ALLOCATED and state != S.BLK_DEQUEUED:
         raise Fault(F_BAD_STATE_ENQUE, loc, state, 0, 0)
     count = st[q + S.Q_COUNT]
     if count >= st[q + S.Q_DEPTH]:

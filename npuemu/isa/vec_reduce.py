@@ -68,8 +68,7 @@ from ..numerics.half import f16_to_f32, f32_to_f16
 from .common import BLOCK, check_aligned, check_count
 from .fault import Fault, register
 from .reduce_tree import first_extreme, level0_sums, sum_count, tree_sums
-from .vmask import (F_MASK_BITS, F_MASK_RANGE, F_REPEAT, bits_from_count, check_stride, count_form_done, element,
-                    lane_on, resolve)
+from .vmask import F_REPEAT, check_stride, count_form_done, element, explicit_mask, lane_on, resolve
 
 OP_SUM = 0
 OP_MAX = 1
@@ -188,21 +187,6 @@ def _src_end(counter, lo, hi, total, repeats, lanes, blk, rep, epb):
                 end = max(end, element(r, e, blk, rep, epb) + 1)
                 break
     return end
-
-
-@instruction
-def normal_mask(mask_is_bits, mask_lo, mask_hi, lanes, loc):
-    """Lane bits of a library routine's own ``mask`` (always normal mode), checked as ``resolve`` does."""
-    if mask_is_bits:
-        lo = np.uint64(mask_lo)
-        hi = np.uint64(mask_hi)
-    else:
-        if mask_lo < 0:
-            raise Fault(F_MASK_RANGE, loc, mask_lo, lanes, 0)
-        lo, hi = bits_from_count(min(mask_lo, lanes))
-    if lanes == 64 and hi != 0:
-        raise Fault(F_MASK_BITS, loc, 0, lanes, 0)
-    return lo, hi
 
 
 # --------------------------------------------------------------------------- whole_reduce_*
@@ -449,7 +433,7 @@ def reduce_mask(lm, op, half, cal_index, dst, dst_len, src, src_len, tmp, tmp_le
     if repeat < 0 or repeat > U8_MAX:
         raise Fault(F_REPEAT, loc, repeat, 0, 0)
     check_stride(src_rep, U8_MAX, loc)
-    lo, hi = normal_mask(mask_is_bits != 0, mask_lo, mask_hi, lanes, loc)
+    lo, hi = explicit_mask(mask_is_bits != 0, mask_lo, mask_hi, lanes, loc)
     end = _src_end(np.bool_(False), lo, hi, np.int64(0), repeat, lanes, np.int64(1), src_rep, epb)
     if end == 0:
         return

@@ -19,10 +19,14 @@ and the A2 (dav-c220) library code.
 Rules this module enforces or assumes:
 
 * A continuous mask above the lane count acts as all lanes; a negative one is
-  an error.  A bit mask given to a 32-bit instruction must leave the high
-  word 0 (``[mask0]`` is the usual spelling).  The *register*, however, always
-  holds 128 bits and a 32-bit instruction reads only its 64 lanes' bits, so
-  the all-ones state ``reset_mask`` leaves is valid for every type.
+  an error.  A bit mask ``[mask0, mask1]`` given to a 32- or 64-bit
+  instruction has its high word ``mask1`` ignored: only 64 (32) lanes exist,
+  and the library's own check (``CheckMaskArray``) does not look at it for
+  these types, so ``[mask0, anything]`` runs like ``[mask0]``.  For 64-bit
+  types ``mask0`` must fit in 32 bits, which that check does assert.  The
+  *register* likewise holds 128 bits and a 32-bit instruction reads only its
+  64 lanes' bits, so the all-ones state ``reset_mask`` leaves is valid for
+  every type.
 * ``set_vector_mask(len, mode=...)``: ``mode`` picks how ``len`` is encoded
   (a count, or the first ``len`` lanes), not the register's mode.
 * A count-form instruction runs in counter mode and leaves the register in
@@ -76,9 +80,9 @@ register({
     F_MASK_RANGE: (errors.ParamRangeError,
                    lambda a, b, c, env: f"continuous mask {a} is negative (valid: 0..{b})"),
     F_MASK_BITS: (errors.ParamRangeError,
-                  lambda a, b, c, env: f"bit mask sets lanes beyond the {b} lanes of a repeat for this dtype "
-                                       f"(for 32-bit types the high word must be 0; for 64-bit only the low "
-                                       f"32 bits count)"),
+                  lambda a, b, c, env: f"bit mask mask[0] = {a & 0xFFFFFFFFFFFFFFFF:#x} sets lanes beyond the {b} lanes of a repeat "
+                                       f"of a 64-bit dtype: mask[0] must be at most 0xffffffff (mask[1] is "
+                                       f"ignored for 32- and 64-bit dtypes)"),
     F_STRIDE: (errors.ParamRangeError,
                lambda a, b, c, env: f"stride {a} out of range [0, {b}]"),
     F_COUNTER_NEG: (errors.ParamRangeError,
@@ -128,6 +132,27 @@ def lane_on(lo, hi, e):
 
 
 @instruction
+def explicit_mask(mask_is_bits, mask_lo, mask_hi, lanes, loc):
+    """Lane bits ``(lo, hi)`` of a call's own normal-mode ``mask`` (continuous or ``[mask0, mask1]``).
+
+    ``mask1`` is dropped for 32- and 64-bit types (64 or 32 lanes); a 64-bit
+    type's ``mask0`` must fit in 32 bits.
+    """
+    if mask_is_bits:
+        lo = np.uint64(mask_lo)
+        hi = np.uint64(mask_hi)
+    else:
+        if mask_lo < 0:
+            raise Fault(F_MASK_RANGE, loc, mask_lo, lanes, 0)
+        lo, hi = bits_from_count(min(mask_lo, lanes))
+    if lanes <= 64:
+        hi = np.uint64(0)
+    if lanes == 32 and (lo >> np.uint64(32)) != 0:
+        raise Fault(F_MASK_BITS, loc, np.int64(lo), lanes, 0)
+    return lo, hi
+
+
+@instruction
 def resolve(st, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat, esize, loc):
     """Decide the lanes of a level-0 instruction.
 
@@ -145,17 +170,7 @@ def resolve(st, is_set_mask, mask_is_bits, mask_lo, mask_hi, repeat, esize, loc)
     if repeat < 0 or repeat > 255:
         raise Fault(F_REPEAT, loc, repeat, 0, 0)
     if is_set_mask:
-        if mask_is_bits:
-            lo = np.uint64(mask_lo)
-            hi = np.uint64(mask_hi)
-        else:
-            if mask_lo < 0:
-                raise Fault(F_MASK_RANGE, loc, mask_lo, lanes, 0)
-            lo, hi = bits_from_count(min(mask_lo, lanes))
-        if lanes == 64 and hi != 0:
-            raise Fault(F_MASK_BITS, loc, 0, lanes, 0)
-        if lanes == 32 and (hi != 0 or (lo >> np.uint64(32)) != 0):
-            raise Fault(F_MASK_BITS, loc, 0, lanes, 0)
+        lo, hi = explicit_mask(mask_is_bits, mask_lo, mask_hi, lanes, loc)
         return False, lo, hi, repeat, 0
     # the register always holds 128 bits; a 32- or 64-bit instruction reads only its lanes'
     # bits, so the all-ones state reset_mask() leaves behind is valid for every dtype

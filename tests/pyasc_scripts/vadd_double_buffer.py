@@ -7,7 +7,7 @@ import sys
 import numpy as np
 
 try:
-    import torch_npu  # noqa: F401 - an optional device plugin, absent here as on a CPU-only host
+    import torch_npu  # noqa: F401 - an optional device plugin: served by the runner when torch is installed
 except ModuleNotFoundError:
     pass
 
