@@ -97,3 +97,51 @@ def test_get_tpipe_ptr():
 
     with pytest.raises(KernelTypeError, match="before the kernel created its TPipe"):
         early[1]()
+
+
+@asc.jit
+def stack_kernel(x: asc.GlobalAddress, sizes: asc.GlobalAddress):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    sg = asc.GlobalTensor()
+    sg.set_global_buffer(sizes, 2)
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf, 1024)
+    rest = asc.pop_stack_buffer(asc.float32)          # the UB after the 1024 bytes the TBuf took
+    sg.set_value(0, rest.get_size())
+    sg.set_value(1, rest.get_phy_addr())
+    asc.duplicate(rest, 2.0, 64)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.data_copy(xg, rest, 64)
+
+
+def test_pop_stack_buffer():
+    x = np.zeros(64, np.float32)
+    sizes = np.zeros(2, np.int64)
+    stack_kernel[1](x, sizes)
+    assert sizes.tolist() == [(192 * 1024 - 1024) // 4, 1024]
+    assert (x == 2).all()
+
+
+@asc.jit
+def manager_kernel(x: asc.GlobalAddress):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 8)
+    xg.set_l2_cache_hint(asc.CacheMode.CACHE_MODE_LAST, asc.CacheRwMode.READ)
+    pipe = asc.TPipe()
+    asc.TPipeManager.set(pipe)
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    asc.TPipeManager.get().init_buffer(buf, 32)
+    t = buf.get(asc.float32, 8)
+    asc.duplicate(t, 1.0 + pipe.get_base_addr(asc.TPosition.VECCALC), 8)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.data_copy(xg, t, 8)
+    asc.TPipeManager.reset()
+
+
+def test_pipe_manager_and_hints():
+    x = np.zeros(8, np.float32)
+    manager_kernel[1](x)
+    assert (x == 1).all()
+    assert isinstance(asc.LocalTensor, type) and issubclass(asc.GlobalTensor, asc.BaseTensor)

@@ -324,3 +324,16 @@ def pipe_reset(st, loc):
         st[S.POS_ALLOC + p] = 0
     for i in range(S.QUEUE_BASE, S.PIPE_STATE_END):
         st[i] = 0
+
+
+@instruction
+def pop_stack_buffer(st, hw, loc):
+    """``PopStackBuffer``: the memory of ``hw`` the TPipe has not handed out, as (absolute address, bytes)."""
+    size = st[S.SEG_SIZE + hw]
+    if size == 0:
+        raise Fault(F_NO_MEM, loc, hw, 0, 0)
+    cur = st[S.PIPE_CUR + hw]
+    addr = st[S.SEG_BASE + hw] + cur
+    if addr + size - cur > st[S.LM_DIRTY]:
+        st[S.LM_DIRTY] = addr + size - cur
+    return addr, size - cur

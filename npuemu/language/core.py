@@ -11,7 +11,7 @@ from typing import Any, Generic, TypeVar, overload
 
 from .builtin import builtin, builtin_class
 from .dtype import DataType
-from .enums import Hardware, HardEvent, TPosition
+from .enums import CacheMode, CacheRwMode, Hardware, HardEvent, TPosition
 
 T = TypeVar("T")
 
@@ -31,8 +31,12 @@ class GlobalAddress:
     """
 
 
+class BaseTensor:
+    """What GlobalTensor and LocalTensor share (pyasc's base class; for ``isinstance`` and annotations)."""
+
+
 @builtin_class
-class GlobalTensor:
+class GlobalTensor(BaseTensor):
     """A typed view of global memory (``AscendC::GlobalTensor``).
 
     ``set_global_buffer(addr[, size])`` binds it; ``g[i:]`` is the sub-tensor at
@@ -44,10 +48,12 @@ class GlobalTensor:
     def set_value(self, index: int, value: int | float) -> None: ...
     def get_size(self) -> int: ...
     def get_phy_addr(self, offset: int = 0) -> GlobalAddress: ...
+    def set_l2_cache_hint(self, mode: CacheMode = CacheMode.CACHE_MODE_NORMAL,
+                          rw_mode: CacheRwMode = CacheRwMode.RW) -> None: ...
 
 
 @builtin_class
-class LocalTensor:
+class LocalTensor(BaseTensor):
     """A tensor in on-chip memory (``AscendC::LocalTensor``).
 
     ``LocalTensor(dtype, pos, addr, tile_size)`` builds a static tensor at byte
@@ -88,6 +94,26 @@ class TPipe:
     def alloc_event_id(self, event: HardEvent = HardEvent.V_S) -> int: ...
     def fetch_event_id(self, event: HardEvent = HardEvent.V_S) -> int: ...
     def release_event_id(self, id: int, event: HardEvent = HardEvent.V_S) -> None: ...  # noqa: A002
+    def get_base_addr(self, logic_pos: TPosition | None = None) -> int: ...
+
+
+class TPipeManager:
+    """pyasc's holder of the kernel's TPipe: ``TPipeManager.get()`` is ``get_tpipe_ptr()``."""
+
+    @staticmethod
+    @builtin
+    def get() -> TPipe:
+        """The kernel's TPipe."""
+
+    @staticmethod
+    @builtin
+    def set(pipe: TPipe) -> None:
+        """Accepted for pyasc compatibility: a kernel has one TPipe, which is already the current one."""
+
+    @staticmethod
+    @builtin
+    def reset() -> None:
+        """Accepted for pyasc compatibility; the TPipe stays the kernel's."""
 
 
 @builtin_class
@@ -133,6 +159,15 @@ class LocalMemAllocator:
     def __init__(self, hardware: Hardware = Hardware.UB) -> None: ...
     def alloc(self, pos: TPosition, dtype: DataType, tile_size: int) -> LocalTensor: ...
     def get_cur_addr(self) -> int: ...
+
+
+@builtin
+def pop_stack_buffer(dtype: DataType, position: TPosition = TPosition.VECCALC) -> LocalTensor:
+    """The memory of ``position`` that the TPipe has not handed out, as one tensor (``PopStackBuffer``).
+
+    It starts where the last ``init_buffer`` ended and runs to the end of the
+    memory; a later ``init_buffer`` takes the same bytes, as on the device.
+    """
 
 
 @builtin

@@ -14,7 +14,7 @@ from ...isa import hb
 from ...isa import state as S
 from ...language import core as lang
 from ...language import dtype as dt
-from ...language.enums import POSITION_MEMORY, Hardware
+from ...language.enums import POSITION_MEMORY, CacheMode, CacheRwMode, Hardware
 from ..context import LoweringContext
 from ..registry import Call, attribute, method, rule
 from ..types import AllocatorT, GlobalAddressT, GlobalTensorT, LocalTensorT, Value, const, is_number, scalar
@@ -95,6 +95,16 @@ def _gm_getitem(lw: LoweringContext, call: Call) -> Value:
                      call.node)
     lw.emit(f"{out[0]}, {out[1]} = {fn}")
     return Value(g.type, code=(g.code[0], out[0], out[1]))
+
+
+@method(GlobalTensorT, "set_l2_cache_hint")
+def _l2_cache_hint(lw: LoweringContext, call: Call) -> None:
+    """A hint for the L2 cache, which npuemu does not model: the enums are checked, nothing else happens."""
+    a = call.bind_to(lw, lang.GlobalTensor.set_l2_cache_hint)
+    for key, cls in (("mode", CacheMode), ("rw_mode", CacheRwMode)):
+        v = lw.const_value(a[key], call.node, key)
+        if not isinstance(v, cls):
+            lw.type_error(f"set_l2_cache_hint {key} must be an asc.{cls.__name__}, got {v!r}", call.node)
 
 
 @method(GlobalTensorT, "get_size")

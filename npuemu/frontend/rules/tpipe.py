@@ -14,7 +14,7 @@ from ...language import core as lang
 from ...language.enums import HardEvent, TPosition
 from ..context import LoweringContext
 from ..registry import Call, method, rule
-from ..types import LocalTensorT, TBufT, TPipeT, TQueT, Value, scalar
+from ..types import LocalTensorT, TBufT, TPipeT, TQueT, Value, const, scalar
 from .common import dtype_arg, local, memory_of, position_arg
 
 # ---------------------------------------------------------------------------- TPipe / TQue / TBuf
@@ -35,12 +35,45 @@ def _queue_depth(lw: LoweringContext, v: Value, node) -> int:
     return depth
 
 
-@rule(lang.get_tpipe_ptr)
+@rule(lang.get_tpipe_ptr, lang.TPipeManager.get)
 def _get_tpipe_ptr(lw: LoweringContext, call: Call) -> Value:
-    call.bind_to(lw, lang.get_tpipe_ptr)
+    if call.args or call.kwargs:
+        lw.type_error(f"{call.name}() takes no arguments", call.node)
     if not lw.facts.tpipe:
-        lw.type_error("get_tpipe_ptr() before the kernel created its TPipe (asc.TPipe())", call.node)
+        lw.type_error(f"{call.name}() before the kernel created its TPipe (asc.TPipe())", call.node)
     return Value(TPipeT())
+
+
+@rule(lang.TPipeManager.set)
+def _tpipe_manager_set(lw: LoweringContext, call: Call) -> None:
+    pipe = call.bind_to(lw, lang.TPipeManager.set)["pipe"]
+    if not isinstance(pipe.type, TPipeT):
+        lw.type_error(f"TPipeManager.set() takes the kernel's TPipe, got {lw.describe(pipe)}", call.node)
+
+
+@rule(lang.TPipeManager.reset)
+def _tpipe_manager_reset(lw: LoweringContext, call: Call) -> None:
+    call.bind_to(lw, lang.TPipeManager.reset)
+
+
+@method(TPipeT, "get_base_addr")
+def _pipe_base_addr(lw: LoweringContext, call: Call) -> Value:
+    """Local addresses count from the start of each memory (as ``get_phy_addr`` reports them): 0."""
+    pos = call.bind_to(lw, lang.TPipe.get_base_addr)["logic_pos"]
+    if not (pos.is_const and pos.const is None):
+        memory_of(lw, position_arg(lw, pos, call.node), call.node)
+    return const(0)
+
+
+@rule(lang.pop_stack_buffer)
+def _pop_stack_buffer(lw: LoweringContext, call: Call) -> Value:
+    a = call.bind_to(lw, lang.pop_stack_buffer)
+    d = dtype_arg(lw, a["dtype"], call.node)
+    pos = position_arg(lw, a["position"], call.node)
+    hw = memory_of(lw, pos, call.node)
+    addr, nbytes = lw.new_var("saddr"), lw.new_var("sbytes")
+    lw.emit(f"{addr}, {nbytes} = " + lw.call_isa("queue", "pop_stack_buffer", ["_st", str(int(hw))], call.node))
+    return Value(LocalTensorT(d, pos), code=(addr, f"({nbytes} // {d.sizeof()})"))
 
 
 @rule(lang.TQue)
