@@ -157,3 +157,10 @@ STATE_SIZE += 1
 # VMS4_SR: what the last mrg_sort took from each of its lists, 16 bits per list (npuemu/isa/sort.py)
 VMS4_SR = STATE_SIZE
 STATE_SIZE += 1
+
+# the store-atomic config register (npuemu/isa/atomic.py): the AtomicDtype of atomic GM writes (0: plain
+# stores) and the operation (atomic.OP_*); ATOMIC_LOCK is the address of the launch's lock word, set with them
+ATOMIC_TYPE = STATE_SIZE
+ATOMIC_OP = STATE_SIZE + 1
+ATOMIC_LOCK = STATE_SIZE + 2
+STATE_SIZE += 3
