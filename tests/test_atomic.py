@@ -68,6 +68,16 @@ def test_every_core_adds_its_partial_sums_into_one_vector(rng, debug):
     np.testing.assert_array_equal(y, y0 + x.sum(axis=0))
 
 
+def test_no_update_is_lost_when_cores_add_in_parallel():
+    """Thousands of adds per core on the thread pool: without the lock some of them get lost."""
+    cores, chunks = 8, 2000
+    x = np.ones((cores * chunks, N), np.float32)
+    for _ in range(5):
+        y = np.zeros(N, np.float32)
+        accumulate[cores](x, y, chunks, ADD, ADD, 0)
+        np.testing.assert_array_equal(y, cores * chunks)
+
+
 def test_max_and_min_keep_the_extremes(rng):
     cores, chunks = 4, 2
     x = rng.standard_normal((cores * chunks, N)).astype(np.float32)
@@ -241,8 +251,10 @@ def test_unsupported_types_and_runtime_config_are_compile_errors(which, message)
 
 
 @asc.jit(kernel_type=asc.KernelType.AIC_ONLY)
-def split_k(a: asc.GlobalAddress, bt: asc.GlobalAddress, c: asc.GlobalAddress, M: int, Nn: int, K: int):
-    """Core b multiplies the b-th half of K and adds its partial product into C with an atomic fixpipe."""
+def split_k(a: asc.GlobalAddress, bt: asc.GlobalAddress, c: asc.GlobalAddress, M: int, Nn: int, K: int, ds: int,
+            nz: asc.ConstExpr[bool]):
+    """Core b multiplies the b-th half of K and adds its partial product into C with an atomic fixpipe
+    (ND rows ``ds`` elements apart, or NZ with column blocks ``ds`` 32-byte units apart)."""
     ag = asc.GlobalTensor()
     ag.set_global_buffer(a)
     bg = asc.GlobalTensor()
@@ -272,15 +284,105 @@ def split_k(a: asc.GlobalAddress, bt: asc.GlobalAddress, c: asc.GlobalAddress, M
     asc.set_flag(asc.HardEvent.M_FIX, 0)
     asc.wait_flag(asc.HardEvent.M_FIX, 0)
     asc.set_atomic_add(asc.float32)
-    asc.fixpipe(cg, c1, asc.FixpipeParamsV220(Nn, M, m1 * 16, Nn, 0, 0, 1, 0, 0, 0), config=asc.CFG_ROW_MAJOR)
+    p = asc.FixpipeParamsV220(Nn, M, m1 * 16, ds, 0, 0, 1, 0, 0, 0)
+    if nz:
+        asc.fixpipe(cg, c1, p, asc.CFG_NZ)
+    else:
+        asc.fixpipe(cg, c1, p, config=asc.CFG_ROW_MAJOR)
     asc.set_atomic_none()
 
 
-def test_split_k_matmul_accumulates_both_halves_with_atomic_fixpipe(rng):
-    M, Nn, K = 20, 24, 32
+@pytest.mark.parametrize("nz", [False, True])
+def test_split_k_matmul_accumulates_both_halves_with_atomic_fixpipe(rng, nz):
+    M, Nn, K = 20, 32, 32
     a = rng.integers(-8, 8, (M, K)).astype(np.float32)
     bt = rng.integers(-8, 8, (Nn, K)).astype(np.float32)
-    c0 = rng.integers(-100, 100, (M, Nn)).astype(np.float32)
+    prod = a @ bt.T
+    if nz:       # column blocks of 16, each 32 rows (M rounded up to 16s) of 16 elements: rows 20..31 untouched
+        c0 = rng.integers(-100, 100, 2 * 32 * 16).astype(np.float32)
+        want = c0.copy()
+        for r in range(M):
+            for col in range(Nn):
+                want[(col // 16) * 32 * 16 + r * 16 + col % 16] += prod[r, col]
+        ds = 32 * 16 * 4 // 32
+    else:
+        c0 = rng.integers(-100, 100, (M, Nn)).astype(np.float32)
+        want, ds = c0 + prod, Nn
     c = c0.copy()
-    split_k[2](a, bt, c, M, Nn, K, **FULL)
-    np.testing.assert_array_equal(c, c0 + a @ bt.T)
+    split_k[2](a, bt, c, M, Nn, K, ds, nz, **FULL)
+    np.testing.assert_array_equal(c, want)
+
+
+def test_nan_and_signed_zeros_under_max_and_min(rng):
+    nan = np.float32("nan")
+    y0 = np.array([nan, 1, 2, -0.0, 0.0, 5] + [0] * (N - 6), np.float32)
+    x = np.array([[3, nan, 1, 0.0, -0.0, nan] + [0] * (N - 6)], np.float32)
+    for mode in (MAX, MIN):
+        y = y0.copy()
+        accumulate[1](x, y, 1, mode, mode, 0)
+        assert np.isnan(y[:3]).tolist() == [True, True, False] and np.isnan(y[5])
+        assert y[2] == (2 if mode == MAX else 1)
+        assert np.signbit(y[3:5]).tolist() == [True, False]          # ties keep GM's zero
+
+
+def test_an_atomic_write_onto_an_uninitialised_workspace_reads_garbage(rng):
+    x = _parts(rng, 1, 1)
+    y = np.zeros(N, np.float32)
+    with pytest.raises(errors.UninitializedReadError, match=r"MTE3 atomic add write of GM bytes \[0, 256\) of GM "
+                                                            r"argument 'y' .* which nothing has written"):
+        accumulate[1](x, npuemu.gm_buffer(y, initialized=False), 1, ADD, ADD, 0, **FULL)
+    y = np.zeros(N, np.float32)
+    accumulate[1](x, y, 1, PLAIN, PLAIN, 0, **FULL)              # plain stores: y is simply overwritten
+    np.testing.assert_array_equal(y, x[0])
+
+
+def test_bfloat16_sums_round_to_nearest_even(rng):
+    from cube_helpers import bf16_bits
+
+    def bf16(bits):
+        return (bits.astype(np.uint32) << 16).view(np.float32)
+
+    x_bits = bf16_bits((rng.standard_normal((3, N)) * 100).astype(np.float32))
+    y_bits = bf16_bits((rng.standard_normal(N) * 1000).astype(np.float32))
+    want = y_bits.copy()
+    for part in x_bits:
+        want = bf16_bits(bf16(want) + bf16(part))
+    accumulate[1](npuemu.gm_buffer(x_bits, asc.bfloat16), npuemu.gm_buffer(y_bits, asc.bfloat16), 3, ADD, ADD, 0)
+    np.testing.assert_array_equal(y_bits, want)
+
+
+@asc.jit
+def strided_out(x: asc.GlobalAddress, y: asc.GlobalAddress, pad: int):
+    """Adds 64 float32 of ``x`` into ``y`` in 4 blocks: a strided data_copy (16 elements per block, 32 bytes
+    apart in GM), or a data_copy_pad (12 elements of each 16 in UB, 8 bytes apart in GM)."""
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x)
+    yg = asc.GlobalTensor()
+    yg.set_global_buffer(y)
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf, 256)
+    t = buf.get(asc.float32)
+    asc.data_copy(t, xg, 64)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.set_atomic_add(asc.float32)
+    if pad:
+        asc.data_copy_pad(yg, t, asc.DataCopyExtParams(4, 48, 0, 8, 0))
+    else:
+        asc.data_copy(yg, t, asc.DataCopyParams(4, 2, 0, 1))
+    asc.set_atomic_none()
+
+
+@pytest.mark.parametrize("pad", [0, 1])
+def test_strided_and_padded_copies_add_only_the_bytes_they_write(rng, pad):
+    x = rng.integers(-50, 50, 64).astype(np.float32)
+    y0 = rng.integers(-50, 50, 100).astype(np.float32)
+    y = y0.copy()
+    strided_out[1](x, y, pad, **FULL)
+    want = y0.copy()
+    for i in range(4):
+        if pad:
+            want[i * 14:i * 14 + 12] += x[i * 16:i * 16 + 12]
+        else:
+            want[i * 24:i * 24 + 16] += x[i * 16:i * 16 + 16]
+    np.testing.assert_array_equal(y, want)

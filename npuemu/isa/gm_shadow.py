@@ -163,7 +163,8 @@ def gm(st, sh, g, rid, pipe, off, nbytes, write, atomic, loc):
     if (write == READ or atomic != 0) and g[GH_UNINIT] != 0:
         gap = _first_unwritten(g, me, off, end)
         if gap >= 0:
-            raise Fault(F_UNINIT_GM, loc, gap, _unwritten_end(g, me, gap, end), detail(pipe, 0, 0, 0, rid, 0, 0))
+            raise Fault(F_UNINIT_GM, loc, gap, _unwritten_end(g, me, gap, end),
+                        detail(pipe, 0, 0, 0, rid, 0, 0) | atomic_detail(atomic, 0))
     s = stamp(epoch(sh, pipe), loc, pipe)
     if write:
         s |= np.int64(atomic) << ATOMIC_SHIFT

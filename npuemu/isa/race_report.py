@@ -98,6 +98,13 @@ def _render_uninit(a: int, b: int, c: int, env: Any) -> Message:
 
 def _render_uninit_gm(a: int, b: int, c: int, env: Any) -> Message:
     pipe, _, _, _, rid, _, _ = unpack_detail(c)
+    k, _ = kinds(c)
+    if k >= 2:
+        return Message(f"{PIPE_NAMES[pipe]} {KIND_NAMES[k]} of GM bytes [{a}, {b}) of {env.region(rid)}, which "
+                       f"nothing has written: the host passed that buffer uninitialised, and an atomic write "
+                       f"combines with what GM holds, so on hardware it adds to whatever was left in that memory "
+                       f"(write the accumulator first, or pass it initialised)", PIPE_NAMES[pipe],
+                       env.region_name(rid))
     return Message(f"{PIPE_NAMES[pipe]} read of GM bytes [{a}, {b}) of {env.region(rid)}, which nothing has "
                    f"written: the host passed that buffer uninitialised and no write ordered before this read "
                    f"filled these bytes, so on hardware it reads whatever was left in that memory",
