@@ -9,9 +9,9 @@ launch (``kernel.compile(...)``) are saved with ``binary.save(path)``, loaded
 with :func:`load_binary` and launched with :func:`launch`; :class:`Stream`
 queues launches.
 """
-from .errors import (AlignmentError, BoundsError, CacheError, CapacityError, DCacheError, DeadlockError,
-                     DivisionByZeroError, KernelCompileError, KernelFault, KernelTimeoutError, KernelTypeError,
-                     LaunchError,
+from .errors import (AlignmentError, AtomicError, BoundsError, CacheError, CapacityError, DCacheError,
+                     DeadlockError, DivisionByZeroError, KernelCompileError, KernelFault, KernelTimeoutError,
+                     KernelTypeError, LaunchError,
                      NpuemuError, OverlapError, ParamRangeError, PlatformError, PositionError, QueueError,
                      NumbaVersionError, RaceError, SourceLoc, SyncError, UnfreedTensorWarning,
                      UninitializedReadError, UnknownAPIError,
@@ -54,5 +54,5 @@ __all__ = [
     "KernelCompileError", "UnsupportedSyntaxError", "KernelTypeError", "UnknownAPIError",
     "KernelFault", "BoundsError", "AlignmentError", "CapacityError", "QueueError", "ParamRangeError",
     "PositionError", "SyncError", "OverlapError", "DivisionByZeroError", "DeadlockError", "RaceError",
-    "DCacheError", "UninitializedReadError", "KernelTimeoutError",
+    "DCacheError", "UninitializedReadError", "KernelTimeoutError", "AtomicError",
 ]

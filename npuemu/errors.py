@@ -222,6 +222,12 @@ class KernelTimeoutError(KernelFault):
     cores: list[tuple[str, SourceLoc | None, str]]
 
 
+class AtomicError(KernelFault):
+    """An atomic GM write (``set_atomic_add`` and friends) of data whose type is not the atomic type."""
+
+    rule_name = "atomic type"
+
+
 class RaceError(KernelFault):
     """Two unordered accesses to the same memory, at least one a write."""
 

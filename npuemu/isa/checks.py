@@ -45,8 +45,12 @@ def gm_access(st, sh, gsh, dc, pipe, rid, off, nbytes, write, loc):
     if pipe != hb.S:
         dcache_checks.check_dma(st, dc, rid, off, nbytes, write, loc)
     # ---- end DCache
-    # ---- races: this core's pipes, and other cores (see gm_shadow.gm)
-    gm_shadow.gm(st, sh, gsh[rid], rid, pipe, off, nbytes, write, loc)
+    # ---- races: this core's pipes, and other cores (see gm_shadow.gm); MTE3 and FIX writes to GM in the
+    # core's atomic mode (isa/atomic.py) are atomic
+    atomic = 0
+    if write == hb.WRITE and (pipe == hb.MTE3 or pipe == hb.FIX) and st[S.ATOMIC_TYPE] != 0:
+        atomic = (st[S.ATOMIC_OP] & 3) + 1
+    gm_shadow.gm(st, sh, gsh[rid], rid, pipe, off, nbytes, write, atomic, loc)
 
 
 @instruction

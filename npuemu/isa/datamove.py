@@ -20,6 +20,8 @@ Hardware rules (Ascend C ``DataCopy``/``DataCopyPad`` on Atlas A2/A3):
   whole 32-byte blocks in UB: ``left_padding`` elements, the data,
   ``right_padding`` elements, then "dummy" bytes up to the next 32-byte
   boundary.  UB -> GM reads that footprint and writes only the data bytes.
+* With the core's atomic mode on (``set_atomic_add`` and friends,
+  :mod:`npuemu.isa.atomic`), UB -> GM copies combine each element with GM's.
 * UB addresses are 32-byte aligned; GM needs only element (DataCopy) or byte
   (DataCopyPad) alignment, which GlobalTensor offsets always satisfy.
 
@@ -44,6 +46,7 @@ from numba import njit
 from .linkage import instruction
 from .. import errors
 from ..numerics.half import f32_to_bf16, f32_to_f16
+from . import atomic
 from . import state as S
 from .common import BLOCK, memmove
 from .fault import Fault, Message, register
@@ -182,15 +185,22 @@ def gm_to_local(lm, g, dst, dst_len, rid, off, size, count, esize, loc):
 
 
 @instruction
-def local_to_gm(g, lm, rid, off, size, src, src_len, count, esize, loc):
-    """``data_copy(gm, local, count)``: the byte count rounds down to a whole 32-byte block."""
+def local_to_gm(st, g, lm, rid, off, size, src, src_len, count, esize, akind, loc):
+    """``data_copy(gm, local, count)``: the byte count rounds down to a whole 32-byte block.
+
+    ``akind``: the AtomicDtype of the elements (-1: none), for the core's atomic mode (isa/atomic.py).
+    """
     if count < 0:
         raise Fault(F_NEG, loc, count, 0, 0)
     nbytes = count * esize // BLOCK * BLOCK
     check_local(src, nbytes, src_len * esize, loc, SRC)
     check_gm_size(size, nbytes // esize, rid, off, esize, loc)
     check_gm(g, rid, off, nbytes, loc)
-    memmove(g, off, lm, src, nbytes)
+    if atomic.begin(st, akind, loc):
+        atomic.combine(st, g, off, lm, src, nbytes)
+        atomic.end(st)
+    else:
+        memmove(g, off, lm, src, nbytes)
 
 
 @instruction
@@ -225,7 +235,7 @@ def gm_to_local_strided(lm, g, dst, dst_len, rid, off, size, count, blen, sgap, 
 
 
 @instruction
-def local_to_gm_strided(g, lm, rid, off, size, src, src_len, count, blen, sgap, dgap, esize, loc):
+def local_to_gm_strided(st, g, lm, rid, off, size, src, src_len, count, blen, sgap, dgap, esize, akind, loc):
     """``data_copy(gm, local, DataCopyParams(count, blen, sgap, dgap))``; all in 32-byte units."""
     _check_strided(count, blen, sgap, dgap, loc)
     if count == 0 or blen == 0:
@@ -237,6 +247,11 @@ def local_to_gm_strided(g, lm, rid, off, size, src, src_len, count, blen, sgap, 
     check_local(src, _extent(count, sstep, nb), src_len * esize, loc, SRC)
     check_gm_size(size, dst_extent // esize, rid, off, esize, loc)
     check_gm(g, rid, off, dst_extent, loc)
+    if atomic.begin(st, akind, loc):
+        for i in range(count):
+            atomic.combine(st, g, off + i * dstep, lm, src + i * sstep, nb)
+        atomic.end(st)
+        return
     for i in range(count):
         memmove(g, off + i * dstep, lm, src + i * sstep, nb)
 
@@ -408,7 +423,7 @@ def gm_to_ub_pad(lm, st, g, dst, dst_len, rid, off, size, count, blen, sgap, dga
 
 
 @instruction
-def ub_to_gm_pad(g, lm, rid, off, size, src, src_len, count, blen, sgap, dgap, legacy, esize, loc):
+def ub_to_gm_pad(st, g, lm, rid, off, size, src, src_len, count, blen, sgap, dgap, legacy, esize, akind, loc):
     """``data_copy_pad(gm, ub, params)``: ``blen`` bytes per block, ``sgap`` 32-byte blocks between
     UB blocks, ``dgap`` bytes between GM blocks."""
     _check_pad_geometry(count, blen, sgap, dgap, legacy, esize, loc)
@@ -421,5 +436,10 @@ def ub_to_gm_pad(g, lm, rid, off, size, src, src_len, count, blen, sgap, dgap, l
     check_local(src, _extent(count, sstep, footprint), _blocks(src_len * esize), loc, SRC)
     check_gm_size(size, (dst_extent + esize - 1) // esize, rid, off, esize, loc)
     check_gm(g, rid, off, dst_extent, loc)
+    if atomic.begin(st, akind, loc):
+        for i in range(count):
+            atomic.combine(st, g, off + i * dstep, lm, src + i * sstep, blen)
+        atomic.end(st)
+        return
     for i in range(count):
         memmove(g, off + i * dstep, lm, src + i * sstep, blen)

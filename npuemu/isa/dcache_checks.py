@@ -164,7 +164,7 @@ def checked_write_back(st, chk, gm, dc, dcw, base, w, lsize, data, fill, mask, s
             raise Fault(F_LOST_WRITE, dcw[m + L_WLOC], rid, start + k, site)
     # for the race checker the write-back is the scalar pipe writing the whole line: two cores
     # writing back one line without synchronising race, whichever bytes each of them changed
-    gm_shadow.gm(st, sh, gsh[rid], rid, hb.S, start, n, hb.WRITE, site if site >= 0 else dcw[m + L_WLOC])
+    gm_shadow.gm(st, sh, gsh[rid], rid, hb.S, start, n, hb.WRITE, 0, site if site >= 0 else dcw[m + L_WLOC])
     memmove(dc, f, dc, src, n)
     dc[mask + w * lsize:mask + (w + 1) * lsize] = 0
     store_line(gm, dc, dcw, base, w, lsize, data)

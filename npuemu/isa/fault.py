@@ -32,6 +32,7 @@ range      area                     registered (module: codes)
 1300-1399  tiling data              tiling_data: 1300
 1400-1499  runaway loops            runaway: 1400-1401
 1500-1599  sorting                  sort: 1500-1506
+1600-1699  atomic GM writes         atomic: 1600
 1900-1999  system registers         system: 1900-1903, user_tag: 1910, local_array: 1920
 =========  =======================  ==============================================
 """

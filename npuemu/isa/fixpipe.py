@@ -53,6 +53,7 @@ from .linkage import instruction
 from .. import errors
 from ..language.enums import Hardware, QuantModes, enum_name
 from ..numerics.half import f32_to_bf16, f32_to_f16
+from . import atomic
 from . import cube_common as cc
 from .datamove import check_gm, check_gm_size
 from .fault import Fault, register
@@ -145,13 +146,15 @@ def _offset(word):
 @instruction
 def fixpipe(st, lm, out, dst, dst_len, to_l1, rid, size, src, src_len, scales, scales_len, src_kind, out_kind,
             n_size, m_size, src_stride, dst_stride, mode, deq_scalar, nd_num, src_nd_stride, dst_nd_stride, relu,
-            unit_flag, nz_out, loc):
+            unit_flag, nz_out, akind, loc):
     """``fixpipe(dst, src[, cbuf_workspace], FixpipeParamsV220(...), config)``.
 
     ``out`` is the destination byte array (a GM region, or ``lm`` for L1) and
     ``dst`` the byte offset in it; ``dst_len``/``size`` the destination's
     length/set_global_buffer size in elements (-1: unbounded); ``scales`` the
-    absolute lm address of the per-column scales (-1: none).
+    absolute lm address of the per-column scales (-1: none); ``akind`` the AtomicDtype of the output
+    type (-1: none) for the core's atomic mode: then the rows are built in a staging buffer and combined
+    into GM element by element (:mod:`npuemu.isa.atomic`).
     """
     cc.check_aic(st, loc)
     cc.check_param(n_size, 0, 4095, 24, loc)
@@ -193,6 +196,10 @@ def fixpipe(st, lm, out, dst, dst_len, to_l1, rid, size, src, src_len, scales, s
     else:
         check_gm_size(size, (dst_end + oes - 1) // oes, rid, dst, oes, loc)
         check_gm(out, rid, dst, dst_end, loc)
+    staged = not to_l1 and atomic.active(st, akind, loc)
+    gm, gm_at = out, dst
+    if staged:
+        out, dst = np.empty(dst_end, np.uint8), 0
     # the common case: float32 to float32/float16/bfloat16 ND rows, perhaps straight from the product
     rows = not nz_out and src_kind == K_F32 and (mode == NOQ or mode == F322F16 or mode == F322BF16)
     dense = dense_c(st, lm, src, src_stride, m_size, n_size, nd_num) if rows else np.empty((0, 0), np.float32)
@@ -226,6 +233,8 @@ def fixpipe(st, lm, out, dst, dst_len, to_l1, rid, size, src, src_len, scales, s
             else:
                 _float_rows(out, at, dst_stride, srcf, dense, sbase, src_stride, m_size, n_size, relu,
                             np.int16, 2)
+        if staged:
+            _combine(st, gm, gm_at, out, nz_out, n_size, m_size, dst_stride, nd_num, dst_nd_stride, oes)
         return
     vals = np.empty(n_size, np.float32)
     ivals = np.empty(n_size, np.int32)
@@ -246,6 +255,26 @@ def fixpipe(st, lm, out, dst, dst_len, to_l1, rid, size, src, src_len, scales, s
                 row_off = dst + (i * dst_nd_stride + r * dst_stride) * oes
             _emit_row(out, row_off, nz_out, dst_stride, vals, ivals, n_size, src_kind, out_kind, mode, relu,
                       col_scale, col_offset)
+    if staged:
+        _combine(st, gm, gm_at, out, nz_out, n_size, m_size, dst_stride, nd_num, dst_nd_stride, oes)
+
+
+@njit(cache=True)
+def _combine(st, gm, at, staged, nz_out, n_size, m_size, dst_stride, nd_num, dst_nd_stride, oes):
+    """Combine what the fixpipe wrote into ``staged`` (its bytes from 0) into ``gm`` from byte ``at``,
+    element run by element run, under the atomic lock, so bytes it skips stay untouched."""
+    atomic.lock(st)
+    for i in range(nd_num):
+        for r in range(m_size):
+            if nz_out:
+                row = i * dst_nd_stride * oes + r * 16 * oes
+                for c1 in range((n_size + 15) // 16):
+                    p = row + c1 * dst_stride * 32
+                    atomic.combine(st, gm, at + p, staged, p, min(16, n_size - c1 * 16) * oes)
+            else:
+                p = (i * dst_nd_stride + r * dst_stride) * oes
+                atomic.combine(st, gm, at + p, staged, p, n_size * oes)
+    atomic.end(st)
 
 
 @njit(cache=True, inline="always")

@@ -26,9 +26,9 @@ from numba import njit
 from .linkage import instruction
 from . import shadow_ranges as R
 from .fault import Fault
-from .hb import (GH, GH_NBYTES, GH_NCORES, GH_ONLINE, GH_PART, GH_UNINIT, H_LIM, H_RVC, H_SLOT, N_PIPES, READ,
-                 epoch, known_by, stamp, stamp_clock, stamp_loc, stamp_pipe)
-from .race_report import F_RACE_GM, F_RACE_GM_CORES, F_UNINIT_GM, detail
+from .hb import (ATOMIC_SHIFT, GH, GH_NBYTES, GH_NCORES, GH_ONLINE, GH_PART, GH_UNINIT, H_LIM, H_RVC, H_SLOT,
+                 N_PIPES, READ, epoch, known_by, stamp, stamp_atomic, stamp_clock, stamp_loc, stamp_pipe)
+from .race_report import F_RACE_GM, F_RACE_GM_CORES, F_UNINIT_GM, atomic_detail, detail
 from .shadow_ranges import F_END, F_R, F_START, F_W, L_COUNT, L_OVER
 
 GM_WIDTH = 4
@@ -52,9 +52,10 @@ def _unordered(known, base, s):
 
 
 @njit(cache=True)
-def _check_gm(g, lst, off, end, write, known, base):
+def _check_gm(g, lst, off, end, write, atomic, known, base):
     """The first range of a core's list overlapping [off, end) that holds an access the accessing
-    pipe (its knowledge of that core at ``known[base:base + 8]``) is not ordered after.
+    pipe (its knowledge of that core at ``known[base:base + 8]``) is not ordered after.  An atomic
+    write (``atomic``: its operation + 1) needs no order after atomic writes of the same operation.
 
     Returns (record, offending stamp, its kind) or (-1, 0, 0).
     """
@@ -65,7 +66,7 @@ def _check_gm(g, lst, off, end, write, known, base):
         if g[r + F_START] >= end:
             break
         w = g[r + F_W]
-        if _unordered(known, base, w):
+        if _unordered(known, base, w) and (atomic == 0 or stamp_atomic(w) != atomic):
             return r, w, 1
         rd = g[r + F_R]
         if write and _unordered(known, base, rd):
@@ -133,33 +134,40 @@ def _unwritten_end(g, me, p, end):
 
 
 @instruction
-def gm(st, sh, g, rid, pipe, off, nbytes, write, loc):
-    """Check and record a DMA access of pipe ``pipe`` to bytes [off, off + nbytes) of GM region ``rid``."""
+def gm(st, sh, g, rid, pipe, off, nbytes, write, atomic, loc):
+    """Check and record a DMA access of pipe ``pipe`` to bytes [off, off + nbytes) of GM region ``rid``;
+    ``atomic``: a write in the core's atomic mode, its operation + 1 (0: a plain access)."""
     if nbytes <= 0 or off < 0 or off + nbytes > g[GH_NBYTES] or pipe < 0 or pipe >= N_PIPES:
         return                       # the instruction itself reports a bad range
     end = off + nbytes
     me = sh[H_SLOT]
     lst = part(g, me)
     known_by(sh, pipe)
-    r, other, okind = _check_gm(g, lst, off, end, write, sh, H_LIM)
+    r, other, okind = _check_gm(g, lst, off, end, write, atomic, sh, H_LIM)
     if r >= 0:
         lo, hi = max(off, g[r + F_START]), min(end, g[r + F_END])
         raise Fault(F_RACE_GM, loc, lo, hi,
-                    detail(pipe, write, stamp_pipe(other), okind, rid, stamp_loc(other), 0))
+                    detail(pipe, write, stamp_pipe(other), okind, rid, stamp_loc(other), 0)
+                    | atomic_detail(atomic, stamp_atomic(other) if okind else 0))
     if g[GH_ONLINE] != 0:
         rvc = sh[H_RVC]
         for c in range(g[GH_NCORES]):
             if c != me:
-                r, other, okind = _check_gm(g, part(g, c), off, end, write, sh, rvc + c * N_PIPES)
+                r, other, okind = _check_gm(g, part(g, c), off, end, write, atomic, sh, rvc + c * N_PIPES)
                 if r >= 0:
                     lo, hi = max(off, g[r + F_START]), min(end, g[r + F_END])
                     raise Fault(F_RACE_GM_CORES, loc, lo, hi,
-                                detail(pipe, write, stamp_pipe(other), okind, rid, stamp_loc(other), c))
-    if write == READ and g[GH_UNINIT] != 0:
+                                detail(pipe, write, stamp_pipe(other), okind, rid, stamp_loc(other), c)
+                                | atomic_detail(atomic, stamp_atomic(other) if okind else 0))
+    # an atomic write reads what it combines with: on bytes nothing wrote, whatever was left in memory
+    if (write == READ or atomic != 0) and g[GH_UNINIT] != 0:
         gap = _first_unwritten(g, me, off, end)
         if gap >= 0:
-            raise Fault(F_UNINIT_GM, loc, gap, _unwritten_end(g, me, gap, end), detail(pipe, 0, 0, 0, rid, 0, 0))
+            raise Fault(F_UNINIT_GM, loc, gap, _unwritten_end(g, me, gap, end),
+                        detail(pipe, 0, 0, 0, rid, 0, 0) | atomic_detail(atomic, 0))
     s = stamp(epoch(sh, pipe), loc, pipe)
+    if write:
+        s |= np.int64(atomic) << ATOMIC_SHIFT
     slot = -1 if write else 0
     if not R.apply(g, lst, off, end, slot, s):
         R.compact(g, lst)
@@ -171,8 +179,9 @@ def gm(st, sh, g, rid, pipe, off, nbytes, write, loc):
 def cross_core_conflict(g):
     """The first byte range one core writes and another core accesses, in a launch without cross-core sync.
 
-    Returns ``[found, lo, hi, core_a, stamp_a, write_a, core_b, stamp_b, write_b]``
-    with ``a`` the access at the lower address (the earlier core on a tie).
+    Returns ``[found, lo, hi, core_a, stamp_a, kind_a, core_b, stamp_b, kind_b]`` with ``a`` the access
+    at the lower address (the earlier core on a tie); a kind is 0 for a read, 1 for a write, 2 + the
+    operation for an atomic write.  Atomic writes of the same operation do not conflict with each other.
     """
     out = np.zeros(9, np.int64)
     ncores = g[GH_NCORES]
@@ -205,12 +214,27 @@ def cross_core_conflict(g):
         nact = m
         for j in range(nact):
             y, cy = active[j], active_owner[j]
-            if cy != cx and (g[x + F_W] != 0 or g[y + F_W] != 0):
-                wy, wx = g[y + F_W] != 0, g[x + F_W] != 0
-                out[0], out[1], out[2] = 1, sx, min(g[x + F_END], g[y + F_END])
-                out[3], out[4], out[5] = cy, g[y + F_W] if wy else g[y + F_R], int(wy)
-                out[6], out[7], out[8] = cx, g[x + F_W] if wx else g[x + F_R], int(wx)
-                return out
+            wx, wy = g[x + F_W], g[y + F_W]
+            if cy == cx or (wx == 0 and wy == 0):
+                continue
+            ax, ay = stamp_atomic(wx), stamp_atomic(wy)
+            sy, ky, sx_, kx = wy, 1 + ay, wx, 1 + ax
+            if wy == 0:
+                sy, ky = g[y + F_R], 0
+            if wx == 0:
+                sx_, kx = g[x + F_R], 0
+            if wx != 0 and wy != 0 and ax != 0 and ax == ay:
+                # atomic writes of one operation are not ordered and need not be: only a read races with them
+                if g[x + F_R] == 0 and g[y + F_R] == 0:
+                    continue
+                if g[y + F_R] != 0:
+                    sy, ky = g[y + F_R], 0
+                else:
+                    sx_, kx = g[x + F_R], 0
+            out[0], out[1], out[2] = 1, sx, min(g[x + F_END], g[y + F_END])
+            out[3], out[4], out[5] = cy, sy, ky
+            out[6], out[7], out[8] = cx, sx_, kx
+            return out
         active[nact], active_owner[nact] = x, cx
         nact += 1
     return out

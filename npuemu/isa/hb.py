@@ -76,7 +76,7 @@ from .. import errors
 from ..language.enums import HardEvent, PipeID
 from . import state as ST
 from .fault import Fault, register
-from .shadow_ranges import CLOCK_SHIFT
+from .shadow_ranges import CLOCK_MASK, CLOCK_SHIFT
 
 # pipes, in the order of the clock vectors (PipeID values differ: see PIPE_OF)
 S, V, M, MTE1, MTE2, MTE3, FIX = range(7)
@@ -106,10 +106,12 @@ WRITE = 1
 READ_SPAN = 2          # a bounding range of lanes that may skip blocks: races only, no uninitialised check
 
 # --------------------------------------------------------------------------- stamps
-# A stamp packs ``clock << 24 | loc << 3 | pipe`` into one int64 (0: no access).
+# A stamp packs ``atomic << 58 | clock << 24 | loc << 3 | pipe`` into one int64 (0: no access); ``atomic``
+# marks a GM write made in the core's atomic mode (isa/atomic.py): its operation + 1 (0: a plain write).
 
 LOC_MASK = (1 << 21) - 1
 BIG = np.int64(1) << np.int64(62)
+ATOMIC_SHIFT = 58
 
 
 @njit(cache=True)
@@ -119,7 +121,12 @@ def stamp(clock, loc, pipe):
 
 @njit(cache=True)
 def stamp_clock(s):
-    return s >> CLOCK_SHIFT
+    return (s >> CLOCK_SHIFT) & CLOCK_MASK
+
+
+@njit(cache=True)
+def stamp_atomic(s):
+    return (s >> ATOMIC_SHIFT) & 3
 
 
 @njit(cache=True)

@@ -28,7 +28,7 @@ F_UNINIT_GM = 765
 
 _EVENT_OF = {(PIPE_NAMES.index(e.name.split("_")[0]), PIPE_NAMES.index(e.name.split("_")[1])): e.name
              for e in HardEvent}
-KIND_NAMES = ("read", "write")
+KIND_NAMES = ("read", "write", "atomic add write", "atomic max write", "atomic min write")
 
 
 def hazard(write: int, other_write: int) -> str:
@@ -41,6 +41,23 @@ def detail(pipe, write, other, other_write, where, other_loc, other_core):
     """The third fault argument: everything about the two accesses but their byte range."""
     return (pipe | write << 3 | other << 4 | other_write << 7 | where << 8 | other_core << 16
             | (other_loc & LOC_MASK) << 32)
+
+
+@njit(cache=True)
+def atomic_detail(atomic, other_atomic):
+    """Bits to OR into :func:`detail` for GM writes made in a core's atomic mode (operation + 1, 0: plain)."""
+    return atomic << 53 | other_atomic << 55
+
+
+def kinds(c: int) -> tuple[int, int]:
+    """The :data:`KIND_NAMES` indices of the two accesses of a GM race's :func:`detail`."""
+    write, owrite, atomic, oatomic = (c >> 3) & 1, (c >> 7) & 1, (c >> 53) & 3, (c >> 55) & 3
+    return (1 + atomic if atomic else write), (1 + oatomic if oatomic else owrite)
+
+
+def _atomic_hint(k: int, ok: int) -> str:
+    return (" (atomic writes of one operation need no order among themselves; a plain write, a read or an "
+            "atomic write of another operation does)" if k >= 2 or ok >= 2 else "")
 
 
 def unpack_detail(c: int) -> tuple[int, int, int, int, int, int, int]:
@@ -81,6 +98,13 @@ def _render_uninit(a: int, b: int, c: int, env: Any) -> Message:
 
 def _render_uninit_gm(a: int, b: int, c: int, env: Any) -> Message:
     pipe, _, _, _, rid, _, _ = unpack_detail(c)
+    k, _ = kinds(c)
+    if k >= 2:
+        return Message(f"{PIPE_NAMES[pipe]} {KIND_NAMES[k]} of GM bytes [{a}, {b}) of {env.region(rid)}, which "
+                       f"nothing has written: the host passed that buffer uninitialised, and an atomic write "
+                       f"combines with what GM holds, so on hardware it adds to whatever was left in that memory "
+                       f"(write the accumulator first, or pass it initialised)", PIPE_NAMES[pipe],
+                       env.region_name(rid))
     return Message(f"{PIPE_NAMES[pipe]} read of GM bytes [{a}, {b}) of {env.region(rid)}, which nothing has "
                    f"written: the host passed that buffer uninitialised and no write ordered before this read "
                    f"filled these bytes, so on hardware it reads whatever was left in that memory",
@@ -89,18 +113,21 @@ def _render_uninit_gm(a: int, b: int, c: int, env: Any) -> Message:
 
 def _render_gm_race(a: int, b: int, c: int, env: Any) -> Message:
     pipe, write, other, owrite, rid, _, oloc = unpack_detail(c)
-    return Message(f"{hazard(write, owrite)}: {PIPE_NAMES[pipe]} {KIND_NAMES[write]} of GM bytes [{a}, {b}) of "
-                   f"{env.region(rid)} races with the {PIPE_NAMES[other]} {KIND_NAMES[owrite]} at "
-                   f"{env.source(oloc)}: nothing orders them ({_fix_hint(other, pipe)})",
+    k, ok = kinds(c)
+    return Message(f"{hazard(write, owrite)}: {PIPE_NAMES[pipe]} {KIND_NAMES[k]} of GM bytes [{a}, {b}) of "
+                   f"{env.region(rid)} races with the {PIPE_NAMES[other]} {KIND_NAMES[ok]} at "
+                   f"{env.source(oloc)}: nothing orders them ({_fix_hint(other, pipe)}){_atomic_hint(k, ok)}",
                    PIPE_NAMES[pipe], env.region_name(rid))
 
 
 def _render_gm_cores(a: int, b: int, c: int, env: Any) -> Message:
     pipe, write, other, owrite, rid, core, oloc = unpack_detail(c)
-    return Message(f"{hazard(write, owrite)}: {PIPE_NAMES[pipe]} {KIND_NAMES[write]} of GM bytes [{a}, {b}) of "
-                   f"{env.region(rid)} races with the {PIPE_NAMES[other]} {KIND_NAMES[owrite]} by "
+    k, ok = kinds(c)
+    return Message(f"{hazard(write, owrite)}: {PIPE_NAMES[pipe]} {KIND_NAMES[k]} of GM bytes [{a}, {b}) of "
+                   f"{env.region(rid)} races with the {PIPE_NAMES[other]} {KIND_NAMES[ok]} by "
                    f"{_core_name(env, core)} at {env.source(oloc)}: no cross-core synchronisation (sync_all, "
-                   f"cross_core_set_flag/wait_flag, ...) orders them", PIPE_NAMES[pipe], env.region_name(rid))
+                   f"cross_core_set_flag/wait_flag, ...) orders them{_atomic_hint(k, ok)}", PIPE_NAMES[pipe],
+                   env.region_name(rid))
 
 
 register({
@@ -115,8 +142,9 @@ register({
 def unsynchronised(lo: int, hi: int, region: str, pipe_a: int, write_a: int, core_a: str, site_a: str,
                    pipe_b: int, write_b: int) -> str:
     """The message of GM bytes [lo, hi) that access ``b`` touches after another core's access ``a``
-    (at least one a write) in a launch whose cores never synchronise."""
+    (at least one a write) in a launch whose cores never synchronise; ``write_*`` index :data:`KIND_NAMES`."""
     kind = "WAW" if write_a and write_b else "RAW/WAR"         # the cores run in parallel: either order
     return (f"{kind}: {PIPE_NAMES[pipe_b]} {KIND_NAMES[write_b]} of GM bytes [{lo}, {hi}) of {region} "
             f"races with the {PIPE_NAMES[pipe_a]} {KIND_NAMES[write_a]} by {core_a} at {site_a}: the cores "
-            f"do not synchronise (sync_all, cross_core_set_flag/wait_flag, ...), so nothing orders them")
+            f"do not synchronise (sync_all, cross_core_set_flag/wait_flag, ...), so nothing orders them"
+            f"{_atomic_hint(write_a, write_b)}")

@@ -8,8 +8,8 @@ stamps agree are merged, so an access to a long run of memory costs a binary
 search plus the ranges it overlaps, not one step per block or byte.  Records
 past ``count`` are never read, so resetting a list only resets its header.
 
-Stamps are opaque here except that their clock is in the bits above
-``CLOCK_SHIFT`` (:func:`compact` keeps the older of two stamps).
+Stamps are opaque here except that their clock is in the ``CLOCK_MASK`` bits
+above ``CLOCK_SHIFT`` (:func:`compact` keeps the older of two stamps).
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ LH = 4
 F_START, F_END, F_W, F_R = range(4)
 
 CLOCK_SHIFT = 24
+CLOCK_MASK = (1 << 34) - 1      # bits 58 and up of a stamp are flags (hb.ATOMIC_SHIFT), not clock
 
 
 def init_list(a: np.ndarray, base: int, cap: int, width: int) -> None:
@@ -30,7 +31,7 @@ def init_list(a: np.ndarray, base: int, cap: int, width: int) -> None:
 
 @njit(cache=True)
 def clock_of(stamp):
-    return stamp >> CLOCK_SHIFT
+    return (stamp >> CLOCK_SHIFT) & CLOCK_MASK
 
 
 @njit(cache=True)

@@ -168,3 +168,10 @@ STATE_SIZE += 6
 N_USER_TAGS = 64
 USER_TAGS = STATE_SIZE
 STATE_SIZE += 2 * N_USER_TAGS
+
+# the store-atomic config register (npuemu/isa/atomic.py): the AtomicDtype of atomic GM writes (0: plain
+# stores) and the operation (atomic.OP_*); ATOMIC_LOCK is the address of the launch's lock word, set with them
+ATOMIC_TYPE = STATE_SIZE
+ATOMIC_OP = STATE_SIZE + 1
+ATOMIC_LOCK = STATE_SIZE + 2
+STATE_SIZE += 3

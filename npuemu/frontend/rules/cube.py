@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from ...isa import fixpipe as fx, hb, mmad as mm
 from ...language import cube as lang
+from ...language.atomic import atomic_dtype
 from ...language import dtype as dt
 from ...language.enums import POSITION_MEMORY, Hardware, KernelType, QuantModes, TPosition
 from ...language.params import Nd2NzParams
@@ -501,7 +502,8 @@ def _fixpipe(lw: LoweringContext, call: Call) -> None:
     ws = _ints(workspace) if workspace is not None else ["np.int64(-1)", "np.int64(0)"]
     args = ["_st", "_lm", *dst_parts, *_ints(src), *ws, str(sk), str(ok), v["n_size"], v["m_size"],
             v["src_stride"], v["dst_stride"], v["quant_pre"], deq, v["nd_num"], v["src_nd_stride"],
-            v["dst_nd_stride"], v["relu_en"], v["unit_flag"], f"np.bool_({nz_out})"]
+            v["dst_nd_stride"], v["relu_en"], v["unit_flag"], f"np.bool_({nz_out})",
+            str(-1 if to_l1 else atomic_dtype(dst.type.dtype))]
     lw.emit_isa("fixpipe", "fixpipe", args, call.node)
 
 

@@ -11,6 +11,7 @@ from ...isa import datamove as isa
 from ...isa import hb
 from ...language import data_copy as lang
 from ...language import dtype as dt
+from ...language.atomic import atomic_dtype
 from ...language.enums import POSITION_MEMORY, VECTOR_POSITIONS, Hardware, TPosition
 from ...language.params import (DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams,
                                 Nd2NzParams)
@@ -56,7 +57,7 @@ def _data_copy(lw: LoweringContext, call: Call) -> None:
     elif _local_to_gm(dst, src):
         _same(lw, call, src, dst)
         _copy_access(lw, call, hb.MTE3, dst, src, count)
-        args = [_region(dst), "_lm", *_ints(dst), *_ints(src), count, _esize(src)]
+        args = ["_st", _region(dst), "_lm", *_ints(dst), *_ints(src), count, _esize(src), _akind(src)]
         lw.emit_isa("datamove", "local_to_gm", args, call.node)
     elif _local_to_local(dst, src):
         _ub_to_ub(lw, call, dst, src)
@@ -109,7 +110,7 @@ def _strided(lw: LoweringContext, call: Call, dst: Value, src: Value, p: Value) 
         _same(lw, call, src, dst)
         _memory(lw, call, src, _GM_OUT, "the source of a local -> GM data_copy")
         _strided_access(lw, call, hb.MTE3, dst, src, geometry, block, sstep, block, dstep)
-        args = [_region(dst), "_lm", *_ints(dst), *_ints(src), *geometry, _esize(src)]
+        args = ["_st", _region(dst), "_lm", *_ints(dst), *_ints(src), *geometry, _esize(src), _akind(src)]
         lw.emit_isa("datamove", "local_to_gm_strided", args, call.node)
     elif _local_to_local(dst, src):
         _ub_to_ub(lw, call, dst, src)
@@ -145,7 +146,8 @@ def _data_copy_pad(lw: LoweringContext, call: Call) -> None:
         footprint = f"(({blen}) + 31) // 32 * 32"
         _strided_access(lw, call, hb.MTE3, dst, src, geometry, footprint, f"{footprint} + ({sgap}) * 32", blen,
                         f"({blen}) + ({dgap})")
-        args = [_region(dst), "_lm", *_ints(dst), *_ints(src), *geometry, str(int(legacy)), _esize(src)]
+        args = ["_st", _region(dst), "_lm", *_ints(dst), *_ints(src), *geometry, str(int(legacy)), _esize(src),
+                _akind(src)]
         lw.emit_isa("datamove", "ub_to_gm_pad", args, call.node)
     else:
         lw.type_error(f"data_copy_pad from {lw.describe(src)} to {lw.describe(dst)} is not supported "
@@ -266,6 +268,12 @@ def _local_to_local(dst: Value, src: Value) -> bool:
 
 def _esize(t: Value) -> str:
     return str(t.type.dtype.sizeof())
+
+
+def _akind(t: Value) -> str:
+    """The AtomicDtype of a tensor's elements (-1: atomics do not take them): the GM writes check it
+    against the core's atomic mode (isa/atomic.py)."""
+    return str(atomic_dtype(t.type.dtype))
 
 
 def _same(lw: LoweringContext, call: Call, local: Value, glob: Value) -> None:
