@@ -27,9 +27,6 @@ PENDING = {
     "copy": "vector copy", "gather_mask": "vector gather_mask", "get_gather_mask_remain_count": "gather_mask",
     "scatter": "vector scatter", "transpose": "vector transpose", "TransposeParamsExt": "vector transpose",
     "trans_data_to_5hd": "vector transpose", "TransDataTo5HDParams": "vector transpose",
-    "set_atomic_add": "atomics", "set_atomic_max": "atomics", "set_atomic_min": "atomics",
-    "set_atomic_none": "atomics", "set_atomic_type": "atomics", "set_store_atomic_config": "atomics",
-    "get_store_atomic_config": "atomics",
     "DataCopyCO12DstParams": "cube data copies", "DataCopyEnhancedParams": "cube data copies",
     "Nz2NdParamsFull": "cube data copies",
 }
