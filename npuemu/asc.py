@@ -30,6 +30,7 @@ from .language.vec_gather import *
 from .language.scalar import *
 from .language.vec_fused import *
 from .language.sort import *
+from .language.vec_rearrange import *
 from .language.mask import *
 from .language.sync import *
 from .language.cache import *

@@ -157,3 +157,7 @@ STATE_SIZE += 1
 # VMS4_SR: what the last mrg_sort took from each of its lists, 16 bits per list (npuemu/isa/sort.py)
 VMS4_SR = STATE_SIZE
 STATE_SIZE += 1
+
+# RSVD_CNT: the elements the last gather_mask kept (read by get_gather_mask_remain_count, npuemu/isa/vec_rearrange.py)
+RSVD_CNT = STATE_SIZE
+STATE_SIZE += 1
