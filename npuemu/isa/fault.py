@@ -32,7 +32,7 @@ range      area                     registered (module: codes)
 1300-1399  tiling data              tiling_data: 1300
 1400-1499  runaway loops            runaway: 1400-1401
 1500-1599  sorting                  sort: 1500-1506
-1900-1999  vector rearrangement     vec_rearrange: 1900-1902
+1900-1999  vector rearrangement     vec_rearrange: 1900-1902, vec_transpose: 1950-1955
 =========  =======================  ==============================================
 """
 from __future__ import annotations
