@@ -150,6 +150,16 @@ def test_trans_data_to_5hd_transposes_blocks(rng, dtype, mode):
     np.testing.assert_array_equal(out[2 * per:], 5)
 
 
+def test_one_repeat_starts_one_stride_in(rng):
+    """Documented: with repeat_times 1 the blocks are at the list entries plus the strides."""
+    x = rng.integers(-100, 100, N5).astype(np.float16)
+    out = np.full(N5, 5, np.float16)
+    five_hd_kernel[1](x, out, 1, 16, 16, False, check="full")
+    np.testing.assert_array_equal(out[256:512], x[256:512].reshape(16, 16).T.ravel())
+    np.testing.assert_array_equal(out[:256], 5)
+    np.testing.assert_array_equal(out[512:], 5)
+
+
 def test_broken_trans_data_to_5hd(rng):
     x = np.zeros(N5, np.float16)
     with pytest.raises(ParamRangeError, match=r"TransDataTo5HDParams.repeat_times = 256 is out of range \[0, 255\]"):

@@ -20,12 +20,14 @@ assumptions are marked *assumed*):
   nothing (documented: "API不做任何处理").
 * ``trans_data_to_5hd``: repeat ``r`` reads the 32-byte blocks at
   ``src_list[k] + r * src_rep_stride * 32`` and writes those at ``dst_list[k] +
-  r * dst_rep_stride * 32``, k = 0..15.  16-bit: ``dst[i][k] = src[k][i]``;
-  32-bit: ``dst[2i][k] = src[k][i]`` and ``dst[2i + 1][k] = src[8 + k][i]``
-  for i < 8, k < 8 (the page's figure: 8 loops, each forming 2 blocks;
-  *assumed* order); 8-bit: ``dst[i][k + 16 * dst_high_half] = src[k][i + 16 *
-  src_high_half]``, the other half of each destination block unchanged.  Each
-  repeat reads its 16 blocks before writing (*assumed*).
+  r * dst_rep_stride * 32``, k = 0..15; with ``repeat_times == 1`` the one
+  repeat is at ``+ rep_stride * 32`` (documented: set the strides to 0 to
+  start at the lists).  16-bit: ``dst[i][k] = src[k][i]``; 32-bit:
+  ``dst[2i][k] = src[k][i]`` and ``dst[2i + 1][k] = src[8 + k][i]`` for i < 8,
+  k < 8 (the page's int32 example); 8-bit: ``dst[i][k + 16 * dst_high_half] =
+  src[k][i + 16 * src_high_half]``, the other half of each destination block
+  unchanged (the page's int8 example).  Each repeat reads its 16 blocks
+  before writing (*assumed*).
 """
 from __future__ import annotations
 
@@ -159,14 +161,20 @@ transpose_ext_b32 = make_transpose_ext(np.uint32)
 # --------------------------------------------------------------------------- trans_data_to_5hd
 
 @njit(cache=True)
+def block_offset(r, repeat, stride):
+    """Byte offset of repeat ``r``'s block from its list entry (one repeat alone is at one stride)."""
+    return (stride if repeat == 1 else r * stride) * 32
+
+
+@njit(cache=True)
 def _check_list(st, addrs, lens, repeat, stride, esize, first, loc):
     """Every block a list entry touches lies in its tensor (``lens`` in elements) and starts 32-byte aligned."""
     for k in range(16):
         vm.check_operand(st, addrs[k], lens[k], 0, vm.DST if first == 0 else vm.SRC, loc)
         if repeat > 0:
-            end = ((repeat - 1) * stride + 1) * 32
-            if end > lens[k] * esize:
-                off = addrs[k] - st[S.SEG_BASE + vm.UB] + (repeat - 1) * stride * 32
+            last = block_offset(repeat - 1, repeat, stride)
+            if last + 32 > lens[k] * esize:
+                off = addrs[k] - st[S.SEG_BASE + vm.UB] + last
                 raise Fault(F_ADDR, loc, off, repeat - 1, first + k)
 
 
@@ -184,21 +192,21 @@ def trans_data_to_5hd(st, lm, esize, dsts, dst_lens, srcs, src_lens, dst_high, s
     buf = np.empty(512, np.uint8)
     for r in range(repeat):
         for k in range(16):
-            memmove(buf, 32 * k, lm, srcs[k] + r * srep * 32, 32)
+            memmove(buf, 32 * k, lm, srcs[k] + block_offset(r, repeat, srep), 32)
         if esize == 2:
             for i in range(16):
-                d = dsts[i] + r * drep * 32
+                d = dsts[i] + block_offset(r, repeat, drep)
                 for k in range(16):
                     lm[d + 2 * k] = buf[32 * k + 2 * i]
                     lm[d + 2 * k + 1] = buf[32 * k + 2 * i + 1]
         elif esize == 4:
             for i in range(8):
                 for half in range(2):
-                    d = dsts[2 * i + half] + r * drep * 32
+                    d = dsts[2 * i + half] + block_offset(r, repeat, drep)
                     for k in range(8):
                         memmove(lm, d + 4 * k, buf, 32 * (8 * half + k) + 4 * i, 4)
         else:
             for i in range(16):
-                d = dsts[i] + r * drep * 32 + 16 * dst_high
+                d = dsts[i] + block_offset(r, repeat, drep) + 16 * dst_high
                 for k in range(16):
                     lm[d + k] = buf[32 * k + i + 16 * src_high]

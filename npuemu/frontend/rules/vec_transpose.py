@@ -118,8 +118,9 @@ def _trans_data_to_5hd(lw: LoweringContext, call: Call) -> None:
     reps = f"max(0, min({repeat}, 255))"
     for ts, rep, kind in ((srcs, srep, access.READ), (dsts, drep, access.WRITE)):
         for t in ts:
-            access.local(lw, hb.V, t, f"((({reps}) - 1) * max({rep}, 0) * 32 + 32 if ({reps}) > 0 else 0)", kind,
-                         call.node)
+            # one repeat alone sits one stride past the list entry (isa.vec_transpose.block_offset)
+            last = f"(max({rep}, 0) if ({reps}) == 1 else (({reps}) - 1) * max({rep}, 0))"
+            access.local(lw, hb.V, t, f"(({last}) * 32 + 32 if ({reps}) > 0 else 0)", kind, call.node)
 
     def array(ts: list[Value], part: int) -> str:
         return f"np.array([{', '.join(str(t.code[part]) for t in ts)}], np.int64)"
