@@ -32,6 +32,8 @@ from .language.scalar import *
 from .language.vec_fused import *
 from .language.sort import *
 from .language.atomic import *
+from .language.vec_rearrange import *
+from .language.vec_transpose import *
 from .language.mask import *
 from .language.sync import *
 from .language.cache import *

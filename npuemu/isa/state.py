@@ -175,3 +175,7 @@ ATOMIC_TYPE = STATE_SIZE
 ATOMIC_OP = STATE_SIZE + 1
 ATOMIC_LOCK = STATE_SIZE + 2
 STATE_SIZE += 3
+
+# RSVD_CNT: the elements the last gather_mask kept (get_gather_mask_remain_count, npuemu/isa/vec_rearrange.py)
+RSVD_CNT = STATE_SIZE
+STATE_SIZE += 1
