@@ -24,9 +24,6 @@ PENDING = {
     "TensorDesc": "dynamic tensor lists", "TBufPool": "TPipe buffer pools", "TBufHandle": "TPipe buffer pools",
     "check_local_memory_ia": "local-memory watch ranges", "set_mm_layout_transform": "cube configuration",
     "LocalTensorAuto": "automatic synchronisation",
-    "copy": "vector copy", "gather_mask": "vector gather_mask", "get_gather_mask_remain_count": "gather_mask",
-    "scatter": "vector scatter", "transpose": "vector transpose", "TransposeParamsExt": "vector transpose",
-    "trans_data_to_5hd": "vector transpose", "TransDataTo5HDParams": "vector transpose",
     "DataCopyCO12DstParams": "cube data copies", "DataCopyEnhancedParams": "cube data copies",
     "Nz2NdParamsFull": "cube data copies",
 }
