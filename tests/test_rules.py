@@ -180,7 +180,8 @@ def test_docs_list_the_data_types_of_the_tables():
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.__name__.rsplit(".", 1)[-1])
 def test_docstrings_list_the_data_types_of_the_tables(family):
     for stub, dts in family.DTYPES.items():
-        assert inspect.getdoc(stub).endswith(f"Data types (Atlas A2/A3): {', '.join(dtype_text(d) for d in dts)}.")
+        paragraph = f"Data types (Atlas A2/A3): {', '.join(dtype_text(d) for d in dts)}."
+        assert f"\n\n{paragraph}\n" in inspect.getdoc(stub) + "\n"      # its own paragraph (others may follow)
 
 
 _MODE_LETTERS = {"N": "CAST_NONE", "R": "CAST_RINT", "F": "CAST_FLOOR", "C": "CAST_CEIL", "A": "CAST_ROUND",

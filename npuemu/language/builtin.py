@@ -65,6 +65,8 @@ def _name(obj: Any) -> str:
 def _default_text(value: Any) -> str:
     if isinstance(value, enum.Enum):
         return f"{type(value).__name__}.{value.name}"
+    if callable(value) and hasattr(value, "__qualname__"):      # a factory default: its name, not its address
+        return f"{value.__qualname__}()"
     return repr(value)
 
 
@@ -80,6 +82,16 @@ def document_dtypes(table: Mapping[Callable[..., Any], Iterable["DataType | tupl
     """Append to each builtin's docstring the data types ``table`` lists for it (Atlas A2/A3)."""
     for stub, dtypes in table.items():
         append_doc(stub, f"Data types (Atlas A2/A3{note}): {', '.join(dtype_text(d) for d in dtypes)}.")
+
+
+# builtin -> (parameter, size rule) of each instruction that takes a scratch tensor (docs/reference.md)
+TEMP_BUFFERS: dict[Callable[..., Any], tuple[str, str]] = {}
+
+
+def document_temp_buffer(stub: Callable[..., Any], param: str, rule: str) -> None:
+    """Record (and append to the docstring) how large ``stub``'s scratch tensor ``param`` must be."""
+    TEMP_BUFFERS[stub] = (param, rule)
+    append_doc(stub, f"Temporary buffer ``{param}``: {rule}")
 
 
 def append_doc(stub: Callable[..., Any], paragraph: str) -> None:

@@ -21,6 +21,7 @@ class ParamStruct:
     """Base class: subclasses list ``_fields_ = ((name, default, ctype), ...)``."""
 
     _fields_: ClassVar[tuple[tuple[str, Any, str], ...]] = ()
+    _units_: ClassVar[dict[str, str]] = {}      # field -> its unit or meaning (docs/reference.md)
 
     def __init__(self, *args: Any, **kwargs: Any):
         names = [f[0] for f in self._fields_]
@@ -64,6 +65,14 @@ class BinaryRepeatParams(ParamStruct):
 
     _fields_ = (("dst_blk_stride", 1, "u8"), ("src0_blk_stride", 1, "u8"), ("src1_blk_stride", 1, "u8"),
                 ("dst_rep_stride", 8, "u8"), ("src0_rep_stride", 8, "u8"), ("src1_rep_stride", 8, "u8"))
+    _units_ = {
+        'dst_blk_stride': '32-byte blocks between the 8 blocks of a repeat (dst)',
+        'src0_blk_stride': '32-byte blocks between the blocks of a repeat (src0)',
+        'src1_blk_stride': '32-byte blocks between the blocks of a repeat (src1)',
+        'dst_rep_stride': '32-byte blocks between the starts of consecutive repeats (dst)',
+        'src0_rep_stride': '32-byte blocks between repeat starts (src0)',
+        'src1_rep_stride': '32-byte blocks between repeat starts (src1)',
+    }
 
 
 class UnaryRepeatParams(ParamStruct):
@@ -71,24 +80,50 @@ class UnaryRepeatParams(ParamStruct):
 
     _fields_ = (("dst_blk_stride", 1, "u16"), ("src_blk_stride", 1, "u16"),
                 ("dst_rep_stride", 8, "u8"), ("src_rep_stride", 8, "u8"))
+    _units_ = {
+        'dst_blk_stride': '32-byte blocks between the 8 blocks of a repeat (dst)',
+        'src_blk_stride': '32-byte blocks between the blocks of a repeat (src)',
+        'dst_rep_stride': '32-byte blocks between repeat starts (dst)',
+        'src_rep_stride': '32-byte blocks between repeat starts (src)',
+    }
 
 
 class BrcbRepeatParams(ParamStruct):
     _fields_ = (("dst_blk_stride", 1, "u16"), ("dst_rep_stride", 8, "u16"))
+    _units_ = {
+        'dst_blk_stride': '32-byte blocks between the output blocks of a repeat',
+        'dst_rep_stride': '32-byte blocks between repeat starts',
+    }
 
 
 class CopyRepeatParams(ParamStruct):
     _fields_ = (("dst_stride", 0, "u16"), ("src_stride", 0, "u16"),
                 ("dst_repeat_size", 0, "u16"), ("src_repeat_size", 0, "u16"))
+    _units_ = {
+        'dst_stride': '32-byte blocks between the blocks of a repeat (dst)',
+        'src_stride': '32-byte blocks between the blocks of a repeat (src)',
+        'dst_repeat_size': '32-byte blocks between repeat starts (dst)',
+        'src_repeat_size': '32-byte blocks between repeat starts (src)',
+    }
 
 
 class GatherRepeatParams(ParamStruct):
     _fields_ = (("dst_blk_stride", 1, "u8"), ("dst_rep_stride", 8, "u8"))
+    _units_ = {
+        'dst_blk_stride': '32-byte blocks between the blocks of a repeat (dst)',
+        'dst_rep_stride': '32-byte blocks between repeat starts (dst)',
+    }
 
 
 class GatherMaskParams(ParamStruct):
     _fields_ = (("src0_block_stride", 1, "u8"), ("repeat_times", 1, "u16"),
                 ("src0_repeat_stride", 0, "u16"), ("src1_repeat_stride", 0, "u8"))
+    _units_ = {
+        'src0_block_stride': '32-byte blocks between the blocks of a repeat (src0)',
+        'repeat_times': 'repeats (normal mode; counter mode computes its own)',
+        'src0_repeat_stride': '32-byte blocks between repeat starts (src0)',
+        'src1_repeat_stride': '32-byte blocks between repeat starts (pattern tensor)',
+    }
 
 
 class DataCopyParams(ParamStruct):
@@ -96,6 +131,12 @@ class DataCopyParams(ParamStruct):
 
     _fields_ = (("block_count", 1, "u16"), ("block_len", 0, "u16"),
                 ("src_stride", 0, "u16"), ("dst_stride", 0, "u16"))
+    _units_ = {
+        'block_count': 'bursts (contiguous runs)',
+        'block_len': '32-byte blocks per burst',
+        'src_stride': '32-byte blocks from the end of one source burst to the start of the next',
+        'dst_stride': '32-byte blocks from the end of one destination burst to the start of the next',
+    }
 
 
 class DataCopyExtParams(ParamStruct):
@@ -103,6 +144,14 @@ class DataCopyExtParams(ParamStruct):
 
     _fields_ = (("block_count", 1, "u16"), ("block_len", 0, "u32"),
                 ("src_stride", 0, "u32"), ("dst_stride", 0, "u32"), ("rsv", 0, "u32"))
+    _units_ = {
+        'block_count': 'bursts (contiguous runs)',
+        'block_len': 'bytes per burst',
+        'src_stride': 'gap between source bursts: bytes when the source is GM, 32-byte blocks when it is UB',
+        'dst_stride': 'gap between destination bursts: bytes when the destination is GM, 32-byte blocks '
+            'when it is UB',
+        'rsv': 'reserved',
+    }
 
 
 class DataCopyPadExtParams(ParamStruct):
@@ -110,6 +159,14 @@ class DataCopyPadExtParams(ParamStruct):
 
     _fields_ = (("dtype", _REQUIRED, "dtype"), ("is_pad", False, "bool"), ("left_padding", 0, "u8"),
                 ("right_padding", 0, "u8"), ("padding_value", 0, "scalar"))
+    _units_ = {
+        'dtype': 'element type of padding_value',
+        'is_pad': "pad with padding_value (else the right end of each burst's last block is filled "
+            'as the hardware leaves it)',
+        'left_padding': 'elements (at most 32 bytes)',
+        'right_padding': 'elements (at most 32 bytes)',
+        'padding_value': 'a value of dtype',
+    }
 
 
 class DataCopyPadParams(ParamStruct):
@@ -117,6 +174,12 @@ class DataCopyPadParams(ParamStruct):
 
     _fields_ = (("is_pad", False, "bool"), ("left_padding", 0, "u8"),
                 ("right_padding", 0, "u8"), ("padding_value", 0, "u64"))
+    _units_ = {
+        'is_pad': 'pad (legacy)',
+        'left_padding': 'elements',
+        'right_padding': 'elements',
+        'padding_value': 'must be 0 (legacy form)',
+    }
 
 
 class Nd2NzParams(ParamStruct):
@@ -124,9 +187,24 @@ class Nd2NzParams(ParamStruct):
                 ("src_nd_matrix_stride", _REQUIRED, "u16"), ("src_d_value", _REQUIRED, "u16"),
                 ("dst_nz_c0_stride", _REQUIRED, "u16"), ("dst_nz_n_stride", _REQUIRED, "u16"),
                 ("dst_nz_matrix_stride", _REQUIRED, "u16"))
+    _units_ = {
+        'nd_num': 'matrices',
+        'n_value': 'rows per matrix',
+        'd_value': 'elements per row copied',
+        'src_nd_matrix_stride': 'elements between source matrix starts',
+        'src_d_value': 'elements between source row starts',
+        'dst_nz_c0_stride': 'C0 blocks (32 bytes) between the fractal columns of a row in the destination',
+        'dst_nz_n_stride': 'C0 blocks between consecutive rows in the destination',
+        'dst_nz_matrix_stride': 'elements between destination matrix starts',
+    }
 
 
 class ShapeInfo(ParamStruct):
     """Shape metadata printed by ``dump_tensor`` (shape as a tuple of ints)."""
 
     _fields_ = (("shape", (), "const"), ("original_shape", None, "const"), ("data_format", 0, "enum"))
+    _units_ = {
+        'shape': 'tuple of dimension sizes',
+        'original_shape': 'tuple (informational)',
+        'data_format': 'DataFormat (informational)',
+    }

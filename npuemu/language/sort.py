@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, overload
 
-from .builtin import builtin, document_dtypes
+from .builtin import builtin, document_dtypes, document_temp_buffer
 from .core import LocalTensor
 from .dtype import DataType, float16, float32
 from .params import ParamStruct
@@ -153,3 +153,6 @@ UNSUPPORTED = {mrg_sort4: "use mrg_sort, which takes the same MrgSortSrcList and
                proposal_concat: "sort32 and sort take the scores as they are (concat is the score tensor)",
                proposal_extract: "read scores and indices out of the (score, index) entries, e.g. with gather "
                                  "or get_value"}
+
+document_temp_buffer(sort, "tmp", "as many entries as ``dst`` (8 bytes per (score, index) entry: "
+                     "``32 * repeat_time`` entries); the sort's result is also left in it.")

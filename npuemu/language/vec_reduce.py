@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, overload
 
-from .builtin import builtin, document_dtypes
+from .builtin import builtin, document_dtypes, document_temp_buffer
 from .core import LocalTensor
 from .dtype import float16, float32
 from .enums import ReduceOrder
@@ -174,3 +174,12 @@ DTYPES = {
     pair_reduce_sum: _FLOAT, repeat_reduce_sum: _FLOAT, reduce_sum: _FLOAT, reduce_max: _FLOAT, reduce_min: _FLOAT,
 }
 document_dtypes(DTYPES)
+
+_REDUCE_TMP = ("the documented minimum, in elements of the data type, for ``r`` first-level repeats "
+               "(``r = max(count // lanes, 1)`` in the count form, ``repeat_time`` in the mask form; ``lanes`` = 256 "
+               "bytes / element size, ``e`` = elements per 32-byte block): ")
+document_temp_buffer(reduce_sum, "shared_tmp_buffer", _REDUCE_TMP + "``round_up(r, e)``; 32-byte aligned.")
+for _stub in (reduce_max, reduce_min):
+    document_temp_buffer(_stub, "shared_tmp_buffer", _REDUCE_TMP + "``round_up(2r, e)``; with ``cal_index`` "
+                         "``round_up(2r, e) + round_up(s2, e) + round_up(s3, e)`` where "
+                         "``s2 = ceil(2r / lanes) * 2`` and ``s3 = ceil(s2 / lanes) * 2``; 32-byte aligned.")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, overload
 
-from .builtin import builtin, document_dtypes
+from .builtin import builtin, document_dtypes, document_temp_buffer
 from .core import LocalTensor
 from .dtype import float16, float32, int8, int16, int32, uint8, uint16, uint32
 from .enums import TransposeType
@@ -94,3 +94,7 @@ def trans_data_to_5hd(dst_list: list[LocalTensor], src_list: list[LocalTensor], 
 # the data types each instruction takes on Atlas A2/A3 (transpose: the union of its forms)
 DTYPES = {transpose: TRANSPOSE_NCHW_TYPES, trans_data_to_5hd: TRANSPOSE_NCHW_TYPES}
 document_dtypes(DTYPES)
+
+document_temp_buffer(transpose, "shared_tmp_buffer", "extended form only: uint8, ``(c_size + 2) * 512`` bytes for "
+                     "NCHW2NHWC or ``(2 * c_size + 1) * 512`` for NHWC2NCHW (1024 instead of 512 for 8-bit data); "
+                     "it must not overlap ``src`` or ``dst``.")
