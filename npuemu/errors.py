@@ -261,3 +261,9 @@ class NullPointerError(KernelFault):
     """A system pointer (system workspace, HCCL context) read before anything set it."""
 
     rule_name = "null pointer"
+
+
+class LocalMemoryWatchError(KernelFault):
+    """An access inside a UB range armed with ``check_local_memory_ia`` (check level ``full``)."""
+
+    rule_name = "local memory watch"

@@ -19,6 +19,7 @@ from numba import njit
 
 from . import shadow_ranges as R
 from . import state as ST
+from . import watch
 from .fault import Fault
 from .hb import (H_LMBYTES, H_LOCAL, N_PIPES, READ, S, WRITE, epoch, row, stamp, stamp_clock, stamp_loc,
                  stamp_pipe)
@@ -78,6 +79,8 @@ def local(st, sh, pipe, addr, nbytes, kind, loc):
     binary search finds the ranges the access overlaps; they are checked
     (unwritten blocks, unordered accesses) and then updated.
     """
+    if st[ST.WATCH] | st[ST.WATCH + 3] | st[ST.WATCH + 6] | st[ST.WATCH + 9]:
+        watch.check(st, pipe, addr, nbytes, kind, loc)      # check_local_memory_ia's exception registers
     if nbytes <= 0 or addr < 0 or addr + nbytes > sh[H_LMBYTES] or pipe < 0 or pipe >= N_PIPES:
         return                       # the instruction itself reports a bad operand
     b0 = addr >> 5

@@ -179,3 +179,8 @@ STATE_SIZE += 3
 # RSVD_CNT: the elements the last gather_mask kept (get_gather_mask_remain_count, npuemu/isa/vec_rearrange.py)
 RSVD_CNT = STATE_SIZE
 STATE_SIZE += 1
+
+# WATCH: 4 UB watch registers of check_local_memory_ia, 3 words each (kinds armed, start and end byte)
+# (npuemu/isa/watch.py)
+WATCH = STATE_SIZE
+STATE_SIZE += 12

@@ -11,10 +11,10 @@ from typing import Any
 
 from .builtin import builtin
 from .core import GlobalTensor, LocalTensor
-from .params import ShapeInfo
+from .params import ParamStruct, ShapeInfo
 
 __all__ = ["printf", "dump_tensor", "print_time_stamp", "dump_acc_chk_point", "metrics_prof_start",
-           "metrics_prof_stop"]
+           "metrics_prof_stop", "check_local_memory_ia", "CheckLocalMemoryIAParam"]
 
 
 @builtin
@@ -66,3 +66,36 @@ def metrics_prof_start() -> None:
 @builtin
 def metrics_prof_stop() -> None:
     """End of a ``metrics_prof_start`` region (``MetricsProfStop``); no effect on results."""
+
+
+class CheckLocalMemoryIAParam(ParamStruct):
+    """A UB watch range for ``check_local_memory_ia`` (``AscendC::CheckLocalMemoryIAParam``)."""
+
+    _fields_ = (("enable_bit", 0, "u8"), ("start_addr", 0, "u32"), ("end_addr", 0, "u32"),
+                ("is_scalar_read", False, "bool"), ("is_scalar_write", False, "bool"),
+                ("is_vector_read", False, "bool"), ("is_vector_write", False, "bool"),
+                ("is_mte_read", False, "bool"), ("is_mte_write", False, "bool"), ("is_enable", False, "bool"),
+                ("reserved", 0, "u64"))
+    _units_ = {
+        "enable_bit": "exception register 0..3 this range goes into",
+        "start_addr": "32-byte units of UB address; the range excludes it: (start_addr, end_addr]",
+        "end_addr": "32-byte units of UB address, included; 0..65535",
+        "is_scalar_read": "watch scalar reads", "is_scalar_write": "watch scalar writes",
+        "is_vector_read": "watch vector reads", "is_vector_write": "watch vector writes",
+        "is_mte_read": "watch MTE reads", "is_mte_write": "watch MTE writes",
+        "is_enable": "arm the register (False disarms it, as the docs ask after each use)",
+        "reserved": "reserved",
+    }
+
+
+@builtin
+def check_local_memory_ia(check_params: CheckLocalMemoryIAParam) -> None:
+    """Arm (or, with ``is_enable=False``, disarm) a UB watch range (``CheckLocalMemoryIA``).
+
+    An access of the chosen kinds (scalar/vector/MTE, read/write) to a UB byte
+    in ``(start_addr * 32, end_addr * 32]`` then stops the core with a
+    :class:`npuemu.errors.LocalMemoryWatchError` naming the access's line, as
+    the device raises an exception.  npuemu sees every access at
+    ``check="full"`` only; at other levels the registers are set and nothing
+    is watched.
+    """

@@ -20,14 +20,17 @@ from ...language.enums import POSITION_MEMORY, Hardware
 from ...language.params import ShapeInfo
 from ..registry import Call, rule
 from ..context import LoweringContext
-from ..types import GlobalAddressT, GlobalTensorT, LocalTensorT, ScalarT, Value
+from ..types import GlobalAddressT, GlobalTensorT, LocalTensorT, ScalarT, Value, const
 from . import access
 from .common import is_params, plain_arg, plain_int, settle_l0c
+from .params import register_param_struct
 
 _SPEC = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\d+|\*)?(?:\.(?P<prec>\d*|\*))?"
                    r"(?P<length>hh|h|ll|l|j|z|t|L)?(?P<conv>.?)", re.S)
 SUPPORTED = "diuxfsp"
 _DUMP_MEMORIES = (Hardware.UB, Hardware.L1, Hardware.L0C)
+
+register_param_struct(lang.CheckLocalMemoryIAParam)
 
 
 def _unescape(text: str) -> str:
@@ -226,3 +229,23 @@ def _dump_site(lw: LoweringContext, dtype: str, position: str, shape: tuple[int,
     sites.append(DumpSite(dtype, position, shape))
     lw.facts.uses_log = True
     return len(sites) - 1
+
+
+@rule(lang.check_local_memory_ia)
+def _check_local_memory_ia(lw: LoweringContext, call: Call) -> None:
+    p = call.bind_to(lw, lang.check_local_memory_ia)["check_params"]
+    cls = lang.CheckLocalMemoryIAParam
+    if p.is_const and isinstance(p.const, cls):
+        fields = {n: const(getattr(p.const, n)) for n in cls.field_names()}
+    elif is_params(p, cls):
+        fields = {n: p.item(n) for n in cls.field_names()}
+    else:
+        lw.type_error(f"check_local_memory_ia takes a CheckLocalMemoryIAParam, got {lw.describe(p)}", call.node)
+    def truth(v: Value) -> str:
+        return str(bool(v.const)) if v.is_const else lw.truth(v, call.node)
+
+    flags = ("is_scalar_read", "is_scalar_write", "is_vector_read", "is_vector_write", "is_mte_read", "is_mte_write")
+    kinds = " | ".join(f"({1 << i} if {truth(fields[f])} else 0)" for i, f in enumerate(flags))
+    args = [lw.int_expr(fields[f], call.node, f) for f in ("enable_bit", "start_addr", "end_addr")]
+    lw.emit_isa("watch", "set_watch", ["_st", *args, f"np.int64({kinds})",
+                                       f"np.bool_({truth(fields['is_enable'])})"], call.node)
