@@ -11,10 +11,11 @@ from .language.core import (BaseTensor, ConstExpr, GlobalAddress, GlobalTensor, 
                             static_range)
 from .language.dtype import (DataType, KnownTypes, bfloat16, bool_, double, float16, float32, float64, float_,
                              half, int8, int16, int32, int64, int_, uint8, uint16, uint32, uint64, void)
-from .language.enums import (CMPMODE, BlockMode, CacheLine, CacheMode, CacheRwMode, CubeFormat, DataFormat,
-                             DcciDst, DeqScale, GatherMaskMode, HardEvent, Hardware, KernelType, MaskMode,
-                             MemDsbT, PipeID, QuantModes, ReduceOrder, RoundMode, SelMode, TPosition,
-                             TransposeType, pad_t)
+from .language.enums import (CMPMODE, BatchMode, BatchOutMode, BlockMode, CacheLine, CacheMode, CacheRwMode,
+                             CubeFormat, DataFormat, DcciDst, DeqScale, GatherMaskMode, HardEvent, Hardware,
+                             IterateMode, IterateOrder, KernelType, LayoutMode, MaskMode, MatmulConfigMode,
+                             MatmulPolicy, MemDsbT, PipeID, QuantModes, ReduceOrder, RoundMode, ScheduleType,
+                             SelMode, TPosition, TransposeType, pad_t)
 from .language.params import *
 from .language.struct import ArrayField, Field, Struct, StructField
 from .language.data_copy import *

@@ -17,9 +17,6 @@ PENDING = {
     "AippSingleLineParams": "AIPP", "AippDataTypeConvParams": "AIPP", "AippChannelPaddingParams": "AIPP",
     "AippColorSpaceConvParams": "AIPP", "AippInputFormat": "AIPP", "set_aipp_functions": "AIPP",
     "load_image_to_local": "AIPP", "bilinear_interpolation": "vector interpolation",
-    "BatchMode": "Matmul high-level API", "IterateMode": "Matmul high-level API",
-    "IterateOrder": "Matmul high-level API", "LayoutMode": "Matmul high-level API",
-    "MatmulConfigMode": "Matmul high-level API", "ScheduleType": "Matmul high-level API",
     "SliceInfo": "data_copy with slice lists", "ListTensorDesc": "dynamic tensor lists",
     "TensorDesc": "dynamic tensor lists", "TBufPool": "TPipe buffer pools", "TBufHandle": "TPipe buffer pools",
 "set_mm_layout_transform": "cube configuration",
@@ -39,3 +36,17 @@ def test_the_pending_list_is_current():
     arrived = sorted(n for n in PENDING if hasattr(asc, n))
     assert not arrived, f"provided now, drop from PENDING: {arrived}"
     assert set(PENDING) <= set(NAMES)
+
+
+def test_matmul_enums_have_pyasc_values():
+    """The values scripts pass through tiling data and configs must be pyasc's (asc.language.core.enums)."""
+    want = {asc.BatchMode: {"NONE": 0, "BATCH_LESS_THAN_L1": 1, "BATCH_LARGE_THAN_L1": 2, "SINGLE_LARGE_THAN_L1": 3},
+            asc.IterateOrder: {"ORDER_M": 0, "ORDER_N": 1, "UNDEF": 2},
+            asc.IterateMode: {"ITERATE_MODE_NORMAL": 1, "ITERATE_MODE_ALL": 2, "ITERATE_MODE_BATCH": 4,
+                              "ITERATE_MODE_N_BATCH": 8, "ITERATE_MODE_DEFAULT": 255},
+            asc.LayoutMode: {"NONE": 0, "NORMAL": 1, "BSNGD": 2, "SBNGD": 3, "BNGS1S2": 4},
+            asc.MatmulConfigMode: {"CONFIG_NORM": 1, "CONFIG_MDL": 2, "CONFIG_SPECIALMDL": 3, "CONFIG_IBSHARE": 4},
+            asc.ScheduleType: {"INNER_PRODUCT": 0, "OUTER_PRODUCT": 1},
+            asc.BatchOutMode: {"SINGLE_BATCH": 0, "MULTI_BATCH": 1, "DYNAMIC": 2}}
+    for enum, members in want.items():
+        assert {m.name: m.value for m in enum} == members, enum.__name__

@@ -228,6 +228,63 @@ class TransposeType(IntEnum):
     TRANSPOSE_NHWC2NCHW = 12
 
 
+# ---- enums of the Matmul high-level API (pyasc asc.language.core.enums; Ascend C matmul_config.h)
+
+
+class BatchMode(IntEnum):
+    NONE = 0
+    BATCH_LESS_THAN_L1 = 1
+    BATCH_LARGE_THAN_L1 = 2
+    SINGLE_LARGE_THAN_L1 = 3
+
+
+class BatchOutMode(IntEnum):
+    SINGLE_BATCH = 0
+    MULTI_BATCH = 1
+    DYNAMIC = 2
+
+
+class IterateMode(IntEnum):
+    ITERATE_MODE_NORMAL = 0b00000001
+    ITERATE_MODE_ALL = 0b00000010
+    ITERATE_MODE_BATCH = 0b00000100
+    ITERATE_MODE_N_BATCH = 0b00001000
+    ITERATE_MODE_DEFAULT = 0b11111111
+
+
+class IterateOrder(IntEnum):
+    ORDER_M = 0
+    ORDER_N = 1
+    UNDEF = 2
+
+
+class LayoutMode(IntEnum):
+    NONE = 0
+    NORMAL = 1
+    BSNGD = 2
+    SBNGD = 3
+    BNGS1S2 = 4
+
+
+class MatmulConfigMode(IntEnum):
+    CONFIG_NORM = 1
+    CONFIG_MDL = 2
+    CONFIG_SPECIALMDL = 3
+    CONFIG_IBSHARE = 4
+
+
+class MatmulPolicy(IntEnum):
+    MatmulPolicy = 0
+    TrianUpperMatmulPolicy = 1
+    TrianLowerMatmulPolicy = 2
+    NBuffer33MatmulPolicy = 3
+
+
+class ScheduleType(IntEnum):
+    INNER_PRODUCT = 0
+    OUTER_PRODUCT = 1
+
+
 class KernelType(IntEnum):
     """Kernel types of ``asc.runtime.config.KernelType`` (plus the Ascend C mix types)."""
 
