@@ -472,6 +472,13 @@ def _fixpipe(lw: LoweringContext, call: Call) -> None:
          ("n_size", "m_size", "src_stride", "dst_stride", "quant_pre", "nd_num", "src_nd_stride", "dst_nd_stride",
           "relu_en", "unit_flag")}
     deq = plain_int(lw.u64_expr(f["deq_scalar"], call.node, "FixpipeParamsV220.deq_scalar"))
+    emit_fixpipe(lw, call, dst, src, workspace, v, deq, sk, ok, to_l1, nz_out)
+
+
+def emit_fixpipe(lw: LoweringContext, call: Call, dst: Value, src: Value, workspace: Value | None,
+                 v: dict[str, str], deq: str, sk: int, ok: int, to_l1: bool, nz_out: bool) -> None:
+    """Declare a fixpipe's accesses and emit it; ``v`` holds the FixpipeParamsV220 fields as int expressions
+    (also used by ``data_copy`` with ``DataCopyCO12DstParams``)."""
     oes = dst.type.dtype.sizeof()
     if lw.full_check:
         ns, ms, ss, ds, nd, snd, dnd = (f"({v[x]})" for x in ("n_size", "m_size", "src_stride", "dst_stride",
