@@ -179,3 +179,12 @@ STATE_SIZE += 3
 # RSVD_CNT: the elements the last gather_mask kept (get_gather_mask_remain_count, npuemu/isa/vec_rearrange.py)
 RSVD_CNT = STATE_SIZE
 STATE_SIZE += 1
+
+# Load3D registers (npuemu/isa/img2col.py): the padding value (LOAD3D_PAD_KIND 0: never set, 1: the int in
+# LOAD3D_PAD, 2: float32 bits in LOAD3D_PAD), the L1 boundary in bytes (0: none) and the repeat of
+# set_load_data_repeat packed as time | stride << 8 | mode << 24 | 1 << 32 (0: never set, one iteration)
+LOAD3D_PAD = STATE_SIZE
+LOAD3D_PAD_KIND = STATE_SIZE + 1
+LOAD3D_BOUNDARY = STATE_SIZE + 2
+LOAD3D_REPEAT = STATE_SIZE + 3
+STATE_SIZE += 4

@@ -162,6 +162,10 @@ def _load_data(lw: LoweringContext, call: Call) -> None:
     _aic(lw, call)
     a = call.bind_to(lw, lang.load_data)
     dst, src, p = a["dst"], a["src"], a["params"]
+    from . import cube_load3d       # img2col: its own module
+    if cube_load3d.is_load3d(p):
+        cube_load3d.load3d(lw, call, dst, src, p)
+        return
     _local(lw, call, dst, "dst", (TPosition.A1, TPosition.B1, TPosition.A2, TPosition.B2))
     d = dst.type.dtype
     if d not in LOAD_TYPES:
