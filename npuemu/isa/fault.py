@@ -34,7 +34,7 @@ range      area                     registered (module: codes)
 1500-1599  sorting                  sort: 1500-1506
 1600-1699  atomic GM writes         atomic: 1600
 1700-1799  vector rearrangement     vec_rearrange: 1700-1702, vec_transpose: 1750-1755
-1800-1899  cube img2col and sparse  img2col: 1800-1802
+1800-1899  cube img2col and sparse  img2col: 1800-1802, sparse: 1810-1812
 1900-1999  system registers         system: 1900-1903, user_tag: 1910, local_array: 1920
 =========  =======================  ==============================================
 """

@@ -188,3 +188,9 @@ LOAD3D_PAD_KIND = STATE_SIZE + 1
 LOAD3D_BOUNDARY = STATE_SIZE + 2
 LOAD3D_REPEAT = STATE_SIZE + 3
 STATE_SIZE += 4
+
+# the 4:2 sparsity indices load_data_with_sparse loads with each L0B fractal (npuemu/isa/sparse.py): 128
+# bytes per 512-byte L0B fractal, for the 128 fractals of a 64 KiB L0B, stored in these int64 words
+SPARSE_IDX = STATE_SIZE
+SPARSE_IDX_WORDS = 2048
+STATE_SIZE += SPARSE_IDX_WORDS

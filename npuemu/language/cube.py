@@ -256,12 +256,18 @@ def set_load_data_repeat(repeat_params: LoadDataRepeatParam) -> None:
 
 @builtin
 def load_data_with_sparse(dst: LocalTensor, src: LocalTensor, idx: LocalTensor, params: LoadData2DParams) -> None:
-    """Load a 4:2 structured-sparse filter into L0B with its indices (``AscendC::LoadDataWithSparse``)."""
+    """Load densified 4:2-sparse int8 B fractals B1 -> B2 with their 2-bit indices (``AscendC::LoadDataWithSparse``).
+
+    Each repeat moves one 512-byte fractal and 128 index bytes of ``idx`` (uint8, B1); see ``docs/cube.md``.
+    """
 
 
 @builtin
 def mmad_with_sparse(dst: LocalTensor, fm: LocalTensor, filter: LocalTensor, params: MmadParams) -> None:  # noqa: A002
-    """Sparse matrix multiply-accumulate (``AscendC::MmadWithSparse``)."""
+    """C (CO1, int32) [+]= A (A2, int8) x the 4:2-sparse B loaded by ``load_data_with_sparse`` (``AscendC::MmadWithSparse``).
+
+    ``k`` counts A's K (a multiple of 4); B holds ``k / 2`` dense rows.  Data types: int8 x int8 -> int32.
+    """
 
 
 @builtin
@@ -320,7 +326,7 @@ def set_fix_pipe_pre_quant_flag(config: int) -> None:
 # the data types of the cube instructions on Atlas A2/A3; the rules check them, the docstrings list them
 _MOVED = (int8, uint8, int16, uint16, float16, bfloat16, int32, uint32, float32)
 DTYPES: dict[Any, tuple[DataType, ...]] = {
-    load_data: _MOVED, load_data_with_transpose: _MOVED,
+    load_data: _MOVED, load_data_with_transpose: _MOVED, load_data_with_sparse: (int8,),
     init_const_value: (float16, int16, uint16, bfloat16, float32, int32, uint32),
 }
 # mmad: (fm, filter) -> the type of the product in L0C

@@ -248,6 +248,11 @@ def _load_data_with_transpose(lw: LoweringContext, call: Call) -> None:
     _aic(lw, call)
     a = call.bind_to(lw, lang.load_data_with_transpose)
     dst, src, p = a["dst"], a["src"], a["params"]
+    if is_params(p, lang.LoadData2dTransposeParamsV2) or (p.is_const and
+                                                           isinstance(p.const, lang.LoadData2dTransposeParamsV2)):
+        lw.type_error(f"load_data_with_transpose with LoadData2dTransposeParamsV2 is not available on "
+                      f"{lw.platform.name} (Atlas A2/A3): Ascend C documents that form for the Ascend 950 series "
+                      f"only; use LoadData2dTransposeParams", call.node)
     _local(lw, call, dst, "dst", (TPosition.A2, TPosition.B2))
     _local(lw, call, src, "src", (TPosition.A1, TPosition.B1))
     d = dst.type.dtype
