@@ -95,9 +95,10 @@ def test_nz2nd_and_enhanced_copy_in_a_kernel(rng):
     z = to_nz16(x, 32)                          # columns 32 rows apart (rows 20..31 padding)
     src = np.zeros(1536, np.float16)
     src[:z.size] = z
-    y = np.zeros((20, 48), np.float16)
-    nz2nd_kernel[1](src, y, 1536, 1, 20, 48, 1, 32, 48, 1, check="full")
-    np.testing.assert_array_equal(y, x)
+    for debug in (False, True):
+        y = np.zeros((20, 48), np.float16)
+        nz2nd_kernel[1](src, y, 1536, 1, 20, 48, 1, 32, 48, 1, check="full", debug=debug)
+        np.testing.assert_array_equal(y, x)
     with pytest.raises(errors.ParamRangeError, match=r"d_value = 40 must be a multiple of 16"):
         nz2nd_kernel[1](src, y, 1536, 1, 20, 40, 1, 32, 48, 1)
     with pytest.raises(errors.ParamRangeError, match=r"dst_d_stride = 0 is outside its range \[1, 65535\]"):
@@ -150,10 +151,12 @@ def _word(scale: float, offset: int = 0) -> int:
 def test_co12_nd_f16_with_relu(rng):
     M, N = 20, 32
     a = (rng.standard_normal((M, N)) * 300).astype(np.float32)
-    out = np.full((M, 40), 7, np.float16)
-    co12_kernel[1](a, np.eye(N, dtype=np.float32), out, M, N, 40, 0, Q.F322F16, 1, True, check="full")
-    np.testing.assert_array_equal(out[:, :N], np.maximum(a, 0).astype(np.float16))
-    assert (out[:, N:] == 7).all()
+    for debug in (False, True):
+        out = np.full((M, 40), 7, np.float16)
+        co12_kernel[1](a, np.eye(N, dtype=np.float32), out, M, N, 40, 0, Q.F322F16, 1, True, check="full",
+                       debug=debug)
+        np.testing.assert_array_equal(out[:, :N], np.maximum(a, 0).astype(np.float16))
+        assert (out[:, N:] == 7).all()
 
 
 def test_co12_nz_output_and_scalar_quantisation_register(rng):

@@ -8,6 +8,11 @@ import pytest
 
 import npuemu.asc as asc
 from npuemu import errors
+from npuemu.isa import sparse as sp
+from npuemu.isa import state as S
+from npuemu.language.enums import Hardware
+from npuemu.platform import default_platform
+from npuemu.runtime.cores import AIC, CoreSpec, new_core_state
 
 AIC_K = asc.KernelType.AIC_ONLY
 
@@ -61,6 +66,21 @@ def pack_indices(codes):
     return np.concatenate(out)
 
 
+def test_load_sparse_keeps_indices_with_the_destination_fractal(rng):
+    st, lm = new_core_state(CoreSpec(AIC, 0, 1), default_platform())
+    l1, l0b = int(st[S.SEG_BASE + Hardware.L1]), int(st[S.SEG_BASE + Hardware.L0B])
+    fr = rng.integers(-128, 128, (6, 512), dtype=np.int8)
+    ix = rng.integers(0, 256, (6, 128), dtype=np.uint8)
+    lm[l1:l1 + fr.nbytes] = fr.view(np.uint8).ravel()
+    lm[l1 + 4096:l1 + 4096 + ix.nbytes] = ix.ravel()
+    # fractals 1, 3, 5 into L0B fractals 2, 4, 6 (the tensor starts at fractal 2; dst_gap 1)
+    sp.load_sparse(st, lm, l0b + 1024, 4096, l1, 3072, l1 + 4096, 768, 1, 3, 2, 1, 0)
+    kept = st[S.SPARSE_IDX:S.SPARSE_IDX + S.SPARSE_IDX_WORDS].view(np.uint8).reshape(-1, 128)
+    for r, (s_, d) in enumerate(zip((1, 3, 5), (2, 4, 6))):
+        np.testing.assert_array_equal(lm[l0b + d * 512:l0b + (d + 1) * 512].view(np.int8), fr[s_])
+        np.testing.assert_array_equal(kept[d], ix[s_])
+
+
 @asc.jit(kernel_type=AIC_K)
 def sparse_kernel(a: asc.GlobalAddress, bdt: asc.GlobalAddress, ix: asc.GlobalAddress, c: asc.GlobalAddress,
                   k: int, twice: int):
@@ -103,11 +123,11 @@ def _case(rng):
     return a, b, np.ascontiguousarray(vals.T), pack_indices(codes)
 
 
-@pytest.mark.parametrize("twice", [0, 1])
-def test_sparse_matmul_matches_the_sparse_product(twice, rng):
+@pytest.mark.parametrize("twice, debug", [(0, False), (1, False), (1, True)])
+def test_sparse_matmul_matches_the_sparse_product(twice, debug, rng):
     a, b, bdt, ix = _case(rng)
     c = np.zeros((16, 32), np.int32)
-    sparse_kernel[1](a, bdt, ix, c, 128, twice, check="full")
+    sparse_kernel[1](a, bdt, ix, c, 128, twice, check="full", debug=debug)
     want = a.astype(np.int64) @ b.astype(np.int64)
     np.testing.assert_array_equal(c, want * (1 + twice))
 

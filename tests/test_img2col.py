@@ -155,9 +155,9 @@ def _conv(rng, pv=0.0, ch=16, m_ext=16, boundary=0, rmode=0, **launch):
     return y, ref
 
 
-@pytest.mark.parametrize("pv, boundary", [(0.0, 0), (1.5, 4096)])
-def test_convolution_by_img2col_and_mmad(pv, boundary, rng):
-    y, ref = _conv(rng, pv=pv, boundary=boundary, check="full")
+@pytest.mark.parametrize("pv, boundary, debug", [(0.0, 0, False), (1.5, 4096, False), (1.5, 0, True)])
+def test_convolution_by_img2col_and_mmad(pv, boundary, debug, rng):
+    y, ref = _conv(rng, pv=pv, boundary=boundary, check="full", debug=debug)
     np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5 * 12 * np.abs(ref).max())
 
 
@@ -192,6 +192,8 @@ def _bad(which: asc.ConstExpr[int]):
     elif which == 4:
         asc.load_data(a2, a1, asc.LoadData3DParamsV2((0, 0, 0), 4, 4, 16, 16, 16))
     else:
+        asc.set_load_data_padding_value(2.0)
+        asc.set_load_data_padding_value(3)
         asc.load_data(a2, a1, asc.LoadData3DParamsV2((0, 0, 0, 0), 4, 4, 16, 16, 16))
 
 
