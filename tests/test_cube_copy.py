@@ -112,8 +112,9 @@ def test_nz2nd_and_enhanced_copy_in_a_kernel(rng):
 
 @asc.jit(kernel_type=AIC)
 def co12_kernel(a: asc.GlobalAddress, bt: asc.GlobalAddress, out: asc.GlobalAddress, M: int, N: int,
-                dst_stride: int, word: int, q: asc.ConstExpr, relu: asc.ConstExpr[int], nd: asc.ConstExpr[bool]):
-    """L0C = A @ I (float32, exact), then data_copy(out, L0C, DataCopyCO12DstParams(...))."""
+                dst_stride: int, word: int, q: asc.ConstExpr, relu: int, nd: int):
+    """L0C = A @ I (float32, exact), then data_copy(out, L0C, DataCopyCO12DstParams(...)); relu_pre and nz2nd_en
+    are run-time values (checked and chosen at run time)."""
     ag = asc.GlobalTensor()
     ag.set_global_buffer(a)
     bg = asc.GlobalTensor()
@@ -166,6 +167,8 @@ def test_co12_nz_output_and_scalar_quantisation_register(rng):
     co12_kernel[1](a, np.eye(N, dtype=np.float32), out, M, N, 128, 0, Q.NoQuant, 0, False)
     for j in range(2):
         np.testing.assert_array_equal(out[j, :M], a[:, j * 16:(j + 1) * 16])
+    with pytest.raises(errors.ParamRangeError, match=r"DataCopyCO12DstParams\.relu_pre = 2 is not emulated"):
+        co12_kernel[1](a, np.eye(N, dtype=np.float32), out, M, N, 128, 0, Q.NoQuant, 2, False)
     q8 = np.zeros((M, N), np.int8)
     word = _word(0.25, -3)
     co12_kernel[1](a, np.eye(N, dtype=np.float32), q8, M, N, N, word, Q.QF322B8_PRE, 0, True)
@@ -238,3 +241,28 @@ def test_enhanced_non_default_mode_is_refused():
                       asc.DataCopyEnhancedParams(asc.BlockMode.BLOCK_MODE_MATRIX))
     _compile_error(bad, np.zeros(256, np.float16), match=r"DataCopyEnhancedParams\.block_mode = .* not emulated",
                    kernel_type=asc.KernelType.AIV_ONLY)
+
+
+def _held(c: asc.GlobalAddress, q: int, block_mode: int):
+    cg = asc.GlobalTensor()
+    cg.set_global_buffer(c)
+    c1 = asc.LocalTensor(asc.float32, asc.TPosition.CO1, 0, 256)
+    l1 = asc.LocalTensor(asc.float32, asc.TPosition.C1, 0, 256)
+    p = asc.DataCopyCO12DstParams(16, 16, 16, 16, q, 1, False, True)     # fields held in a variable: run time
+    asc.data_copy(cg, c1, p)
+    e = asc.DataCopyEnhancedParams(block_mode)
+    asc.data_copy(l1, cg, asc.DataCopyParams(1, 8, 0, 0), e)
+
+
+@pytest.mark.parametrize("q, block_mode, match", [
+    (0, 0, None),
+    (int(Q.VDEQF16), 0, r"DataCopyCO12DstParams\.quant_pre \(a vector mode\) = 4 is not emulated"),
+    (0, 1, r"DataCopyEnhancedParams\.block_mode = 1 is not emulated"),
+])
+def test_params_held_in_variables_are_checked_at_run_time(q, block_mode, match):
+    k = asc.jit(kernel_type=AIC)(_held)
+    if match is None:
+        k[1](np.zeros(256, np.float32), q, block_mode, debug=True)
+        return
+    with pytest.raises(errors.ParamRangeError, match=match):
+        k[1](np.zeros(256, np.float32), q, block_mode, debug=True)

@@ -52,12 +52,23 @@ from .fault import Fault, register
 
 F_TRANSPOSE_TYPE = 900
 F_NZ2ND_D = 901
+F_NOT_EMULATED = 902
+
+# the mode fields refuse_above checks at run time (their value was not a compile-time constant)
+REFUSED = ("DataCopyCO12DstParams.channel_split", "DataCopyCO12DstParams.clip_relu_pre",
+           "DataCopyCO12DstParams.eltwise_op", "DataCopyCO12DstParams.relu_pre", "DataCopyEnhancedParams.is_relu_in",
+           "LoadData3DParamsV2.en_transpose", "LoadData2DParams.if_transpose of load_data_with_sparse",
+           "DataCopyCO12DstParams.quant_pre (a vector mode)", "DataCopyEnhancedParams.block_mode",
+           "DataCopyEnhancedParams.deq_scale", "DataCopyEnhancedParams.pad_mode_in")
 
 register({
     F_TRANSPOSE_TYPE: (errors.ParamRangeError,
                        lambda a, b, c, env: f"load_data with if_transpose=True needs a 16-bit element type "
                                             f"(the hardware transposes 16 x 16 fractals only); this one has "
                                             f"{a}-byte elements (use load_data_with_transpose)"),
+    F_NOT_EMULATED: (errors.ParamRangeError,
+                     lambda a, b, c, env: f"{REFUSED[c] if 0 <= c < len(REFUSED) else 'field'} = {a} is not emulated "
+                                          f"(npuemu supports values up to {b}); see docs/cube.md"),
     F_NZ2ND_D: (errors.ParamRangeError,
                 lambda a, b, c, env: f"Nz2NdParamsFull.d_value = {a} must be a multiple of 16 (the NZ source is "
                                      f"cut into 16-element columns)"),
@@ -66,6 +77,13 @@ register({
 FRACTAL = cc.FRACTAL
 C0 = cc.C0_BYTES
 U16 = 0xFFFF
+
+
+@instruction
+def refuse_above(value, limit, field, loc):
+    """A mode field given at run time: values above ``limit`` select behaviour npuemu does not emulate."""
+    if value > limit or value < 0:
+        raise Fault(F_NOT_EMULATED, loc, value, limit, field)
 
 
 # ---------------------------------------------------------------------------- GM -> L1, ND -> NZ

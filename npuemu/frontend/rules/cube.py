@@ -10,7 +10,10 @@ extents) is checked by the instructions (``isa/cube_move.py``,
 Pipes declared to the race checker: GM -> L1 (ND2NZ) and GM -> L0 loads on
 MTE2; L1 -> L0A/L0B loads on MTE1; ``init_const_value`` on MTE1 (L0A/L0B) or
 MTE2 (L1); ``mmad`` on M (reads L0A, L0B and the bias, reads and writes L0C);
-``fixpipe`` on FIX (reads L0C and the scale tensor, writes GM or L1).  Cube
+``fixpipe`` on FIX (reads L0C and the scale tensor, writes GM or L1).  The
+newer cube movements have modules of their own: ``cube_copy`` (NZ -> ND and
+L0C ``data_copy`` forms), ``cube_load3d`` (img2col), ``cube_sparse`` (4:2
+sparse matmul).  Cube
 operand reads are declared as spans (race checks only): the padding rows of
 fractals are moved and multiplied like data although no instruction wrote
 them, as on hardware.

@@ -12,16 +12,15 @@ not know (``channel_split``, ``relu_pre`` > 1, ``clip_relu_pre``,
 """
 from __future__ import annotations
 
-from ...isa import fixpipe as fx, hb
+from ...isa import cube_move as cm, fixpipe as fx, hb
 from ...isa import state as S
 from ...language import dtype as dt
-from ...language.enums import BlockMode, DeqScale, QuantModes, TPosition, VECTOR_POSITIONS, pad_t
+from ...language.enums import QuantModes, TPosition, VECTOR_POSITIONS
 from ...language.params import DataCopyCO12DstParams, DataCopyEnhancedParams, Nz2NdParamsFull
 from ..context import LoweringContext
 from ..registry import Call
 from ..types import GlobalTensorT, LocalTensorT, Value
 from . import access
-from .common import plain_int
 from .cube import FIX_KINDS, L1_POSITIONS, _aic, _fields, _int, _ints, emit_fixpipe
 
 NZ2ND_TYPES = (dt.int16, dt.uint16, dt.int32, dt.uint32, dt.float16, dt.float32)
@@ -59,10 +58,17 @@ def nz2nd(lw: LoweringContext, call: Call, dst: Value, src: Value, p: Value) -> 
     lw.emit_isa("cube_move", "nz2nd", args, call.node)
 
 
-def _refuse_nonzero(lw: LoweringContext, call: Call, v: Value, what: str, why: str) -> None:
-    c = lw.const_value(v, call.node, what)
-    if c:
-        lw.type_error(f"{what} = {c!r} is not emulated: {why}", call.node)
+def mode_field(lw: LoweringContext, call: Call, v: Value, field: int, limit: int, why: str) -> str:
+    """A mode field whose values above ``limit`` npuemu does not emulate: a compile-time error for a constant,
+    a run-time check (``cube_move.refuse_above``) for a value held in a variable; returns it as an expression."""
+    what = cm.REFUSED[field]
+    if v.is_const:
+        if not isinstance(v.const, (int, bool)) or not 0 <= int(v.const) <= limit:
+            lw.type_error(f"{what} = {v.const!r} is not emulated: {why}", call.node)
+        return f"np.int64({int(v.const)})"
+    expr = _int(lw, call, v, what)
+    lw.emit_isa("cube_move", "refuse_above", [expr, str(limit), str(field)], call.node)
+    return expr
 
 
 def co12(lw: LoweringContext, call: Call, dst: Value, src: Value, p: Value) -> None:
@@ -87,48 +93,53 @@ def co12(lw: LoweringContext, call: Call, dst: Value, src: Value, p: Value) -> N
     if ok is None:
         lw.type_error(f"data_copy with DataCopyCO12DstParams cannot write {dst.type.dtype.name}", call.node)
     f = _fields(lw, call, p, DataCopyCO12DstParams, "the parameters")
-    _refuse_nonzero(lw, call, f["channel_split"], "DataCopyCO12DstParams.channel_split",
-                    "the channel-split layout (C0 = 8) is not emulated; use channel_split=False")
-    _refuse_nonzero(lw, call, f["clip_relu_pre"], "DataCopyCO12DstParams.clip_relu_pre",
-                    "clipped ReLU needs a clip value register npuemu does not model")
-    _refuse_nonzero(lw, call, f["eltwise_op"], "DataCopyCO12DstParams.eltwise_op",
-                    "element-wise fusion needs a second operand npuemu does not model")
-    relu = lw.const_value(f["relu_pre"], call.node, "DataCopyCO12DstParams.relu_pre")
-    if relu not in (0, 1, False, True):
-        lw.type_error(f"DataCopyCO12DstParams.relu_pre = {relu!r} is not emulated: only 0 (none) and 1 (ReLU) "
-                      f"are; the other modes (leaky/PReLU) need parameters npuemu does not model", call.node)
-    nz2nd_en = lw.const_value(f["nz2nd_en"], call.node, "DataCopyCO12DstParams.nz2nd_en")
-    mode = lw.const_value(f["quant_pre"], call.node, "DataCopyCO12DstParams.quant_pre")
-    mode = int(mode)
-    if not fx.valid_combo.py_func(mode, sk, ok, to_l1):
-        lw.type_error(f"DataCopyCO12DstParams quant_pre {fx._mode_name(mode)} cannot convert "
-                      f"{src.type.dtype.name} in L0C to {dst.type.dtype.name} ({'L1' if to_l1 else 'GM'} "
-                      f"destination)", call.node)
-    if mode in (fx.VDEQF16, fx.VQF322B8, fx.VREQ8):
-        lw.type_error(f"DataCopyCO12DstParams quant_pre {QuantModes(mode).name} takes per-channel scales, which "
-                      f"this form cannot pass; use fixpipe(dst, src, cbuf_workspace, FixpipeParamsV220(...))",
-                      call.node)
+    mode_field(lw, call, f["channel_split"], 0, 0, "the channel-split layout (C0 = 8) is not emulated; use "
+                                                   "channel_split=False")
+    mode_field(lw, call, f["clip_relu_pre"], 1, 0, "clipped ReLU needs a clip value register npuemu does not model")
+    mode_field(lw, call, f["eltwise_op"], 2, 0, "element-wise fusion needs a second operand npuemu does not model")
+    relu = mode_field(lw, call, f["relu_pre"], 3, 1, "only 0 (none) and 1 (ReLU) are; the other modes (leaky/PReLU) "
+                                                     "need parameters npuemu does not model")
+    mode_v = f["quant_pre"]
+    if mode_v.is_const:
+        mode = int(mode_v.const)
+        if not fx.valid_combo.py_func(mode, sk, ok, to_l1):
+            lw.type_error(f"DataCopyCO12DstParams quant_pre {fx._mode_name(mode)} cannot convert "
+                          f"{src.type.dtype.name} in L0C to {dst.type.dtype.name} ({'L1' if to_l1 else 'GM'} "
+                          f"destination)", call.node)
+        if mode in (fx.VDEQF16, fx.VQF322B8, fx.VREQ8):
+            lw.type_error(f"DataCopyCO12DstParams quant_pre {QuantModes(mode).name} takes per-channel scales, "
+                          f"which this form cannot pass; use fixpipe(dst, src, cbuf_workspace, "
+                          f"FixpipeParamsV220(...))", call.node)
+        mode_expr = str(mode)
+    else:       # held in a variable: the fixpipe checks the conversion, the vector modes are refused here
+        mode_expr = _int(lw, call, mode_v, "DataCopyCO12DstParams.quant_pre")
+        vec = f"({mode_expr} if {mode_expr} in ({fx.VDEQF16}, {fx.VQF322B8}, {fx.VREQ8}) else 0)"
+        lw.emit_isa("cube_move", "refuse_above", [vec, "0", "7"], call.node)
     v = {n: _int(lw, call, f[n], f"DataCopyCO12DstParams.{n}") for n in
          ("n_size", "m_size", "src_stride", "dst_stride", "unit_flag")}
-    v.update(quant_pre=str(mode), nd_num="np.int64(1)", src_nd_stride="np.int64(0)", dst_nd_stride="np.int64(0)",
-             relu_en=str(int(bool(relu))))
-    nz_out = to_l1 or not nz2nd_en
-    emit_fixpipe(lw, call, dst, src, None, v, f"_st[{S.FIX_PRE_QUANT}]", sk, ok, to_l1, nz_out)
+    v.update(quant_pre=mode_expr, nd_num="np.int64(1)", src_nd_stride="np.int64(0)", dst_nd_stride="np.int64(0)",
+             relu_en=f"np.int64(({relu}) != 0)")
+    deq = f"_st[{S.FIX_PRE_QUANT}]"
+    nz2nd = f["nz2nd_en"]
+    if to_l1 or nz2nd.is_const:     # into L1 the output is always NZ
+        emit_fixpipe(lw, call, dst, src, None, v, deq, sk, ok, to_l1, to_l1 or not nz2nd.const)
+        return
+    cond = lw.truth(nz2nd, call.node)       # held in a variable: both layouts, chosen at run time
+    with lw.emit_if(cond):
+        emit_fixpipe(lw, call, dst, src, None, v, deq, sk, ok, to_l1, False)
+    with lw.emit_if(f"not ({cond})"):
+        emit_fixpipe(lw, call, dst, src, None, v, deq, sk, ok, to_l1, True)
 
 
-# the enhanced-copy fields npuemu emulates, with the value each must have
-_ENHANCED_DEFAULTS = (("block_mode", BlockMode.BLOCK_MODE_NORMAL), ("deq_scale", DeqScale.DEQ_NONE),
-                      ("is_relu_in", False), ("pad_mode_in", pad_t.PAD_NONE))
+# the enhanced-copy fields npuemu emulates only at their defaults (all 0), with their index in cm.REFUSED
+_ENHANCED_DEFAULTS = (("block_mode", 8), ("deq_scale", 9), ("is_relu_in", 4), ("pad_mode_in", 10))
 
 
 def check_enhanced(lw: LoweringContext, call: Call, e: Value) -> None:
     """A ``DataCopyEnhancedParams`` must keep the default modes, under which the copy is the plain one."""
     f = _fields(lw, call, e, DataCopyEnhancedParams, "enhanced_params")
-    for name, want in _ENHANCED_DEFAULTS:
-        got = lw.const_value(f[name], call.node, f"DataCopyEnhancedParams.{name}")
-        if got != want:
-            shown = want.name if hasattr(want, "name") else repr(want)
-            lw.type_error(f"DataCopyEnhancedParams.{name} = {got!r} is not emulated: on {lw.platform.name} "
-                          f"(Atlas A2/A3) npuemu supports only the default {shown}, under which the copy is the "
-                          f"plain DataCopyParams copy", call.node)
-    plain_int(lw.int_expr(f["sid_store_mode_in"], call.node, "DataCopyEnhancedParams.sid_store_mode_in"))
+    for name, field in _ENHANCED_DEFAULTS:
+        mode_field(lw, call, f[name], field, 0, f"on {lw.platform.name} (Atlas A2/A3) npuemu supports only the "
+                                               f"default (BLOCK_MODE_NORMAL, DEQ_NONE, is_relu_in=False, "
+                                               f"PAD_NONE), under which the copy is the plain DataCopyParams copy")
+    _int(lw, call, f["sid_store_mode_in"], "DataCopyEnhancedParams.sid_store_mode_in")

@@ -22,6 +22,7 @@ from ..types import ScalarT, Value
 from . import access
 from .common import is_params, plain_int
 from .cube import _aic, _fields, _int, _ints, _local
+from .cube_copy import mode_field
 from .params import register_param_struct
 
 for _cls in (lang.LoadData3DParamsV1, lang.LoadData3DParamsV2, lang.LoadData3DParamsV2Pro, lang.LoadDataRepeatParam,
@@ -73,9 +74,8 @@ def load3d(lw: LoweringContext, call: Call, dst: Value, src: Value, p: Value) ->
         lw.type_error(f"load_data with LoadData3DParamsV2 does not support {d.name} (supported: "
                       f"{', '.join(t.name for t in lang.LOAD3D_TYPES)})", call.node)
     f = _fields(lw, call, p, lang.LoadData3DParamsV2, "params")
-    if lw.const_value(f["en_transpose"], call.node, "LoadData3DParamsV2.en_transpose"):
-        lw.type_error("LoadData3DParamsV2.en_transpose = True is not emulated: the transposed layout Load3Dv2 "
-                      "writes is not documented for Atlas A2/A3", call.node)
+    mode_field(lw, call, f["en_transpose"], 5, 0, "the transposed layout Load3Dv2 writes is not documented for "
+                                                  "Atlas A2/A3")
     pads = lw.const_value(f["pad_list"], call.node, "LoadData3DParamsV2.pad_list")
     if not (isinstance(pads, (tuple, list)) and len(pads) == 4 and all(isinstance(x, int) for x in pads)):
         lw.type_error(f"LoadData3DParamsV2.pad_list must be four ints (left, right, top, bottom), got {pads!r}",

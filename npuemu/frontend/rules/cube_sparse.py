@@ -16,7 +16,8 @@ from ..context import LoweringContext
 from ..registry import Call, rule
 from ..types import Value
 from . import access
-from .cube import _aic, _const_or_none, _fields, _int, _ints, _local
+from .cube import _aic, _fields, _int, _ints, _local
+from .cube_copy import mode_field
 
 
 def _dtype(lw: LoweringContext, call: Call, t: Value, what: str, allowed: tuple[dt.DataType, ...]) -> None:
@@ -36,8 +37,8 @@ def _load_data_with_sparse(lw: LoweringContext, call: Call) -> None:
     _dtype(lw, call, src, "src", (dt.int8,))
     _dtype(lw, call, idx, "idx", (dt.uint8, dt.int8))
     f = _fields(lw, call, a["params"], lang.LoadData2DParams, "params")
-    if _const_or_none(f["if_transpose"]):
-        lw.type_error("load_data_with_sparse does not transpose (documented): if_transpose must be False", call.node)
+    mode_field(lw, call, f["if_transpose"], 6, 0, "load_data_with_sparse does not transpose (documented); use "
+                                                  "if_transpose=False")
     v = [_int(lw, call, f[n], f"LoadData2DParams.{n}") for n in ("start_index", "repeat_times", "src_stride",
                                                                   "dst_gap")]
     if lw.full_check:
