@@ -51,7 +51,7 @@ def test_nz2nd_two_matrices_with_strides(dtype, rng):
     dst_stride, dst_mstride = 40, 6 * 40        # rows 40 elements apart, matrices 6 rows apart
     g = np.full(2 * 6 * 40, -1, dtype)
     gb = g.view(np.uint8)
-    cm.nz2nd(st, lm, gb, 0, 0, -1, ub, src.size, 2, n, d, 2, nstride, dst_stride, dst_mstride, g.itemsize, 0)
+    cm.nz2nd(st, lm, gb, 0, 0, -1, ub, src.size, 2, n, d, 2, nstride, dst_stride, dst_mstride, g.itemsize, -1, 0)
     got = g.reshape(2, 6, 40)
     for i in range(2):
         np.testing.assert_array_equal(got[i, :n, :d], mats[i])
@@ -63,10 +63,10 @@ def test_nz2nd_rejects_d_value_and_stride_out_of_range():
     ub = int(st[S.SEG_BASE + Hardware.UB])
     g = np.zeros(4096, np.uint8)
     with pytest.raises(Fault) as info:
-        cm.nz2nd(st, lm, g, 0, 0, -1, ub, 1024, 1, 4, 24, 1, 4, 24, 100, 2, 0)
+        cm.nz2nd(st, lm, g, 0, 0, -1, ub, 1024, 1, 4, 24, 1, 4, 24, 100, 2, -1, 0)
     assert info.value.args[0] == cm.F_NZ2ND_D
     with pytest.raises(Fault) as info:          # src_nd_matrix_stride is documented in [1, 512]
-        cm.nz2nd(st, lm, g, 0, 0, -1, ub, 1024, 1, 4, 16, 0, 4, 16, 100, 2, 0)
+        cm.nz2nd(st, lm, g, 0, 0, -1, ub, 1024, 1, 4, 16, 0, 4, 16, 100, 2, -1, 0)
     assert info.value.args[0] == cc.F_PARAM and info.value.args[4] == 3
 
 
@@ -75,8 +75,9 @@ def test_nz2nd_rejects_d_value_and_stride_out_of_range():
 
 @asc.jit
 def nz2nd_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, size: int, nd: int, n: int, d: int, sms: int,
-                 sns: int, dds: int, dms: int):
-    """GM -> UB with DataCopyEnhancedParams (default modes), then UB (NZ) -> GM (ND)."""
+                 sns: int, dds: int, dms: int, atomic: int = 0):
+    """GM -> UB with DataCopyEnhancedParams (default modes), then UB (NZ) -> GM (ND), atomically adding when
+    ``atomic``."""
     xg = asc.GlobalTensor()
     xg.set_global_buffer(x)
     yg = asc.GlobalTensor()
@@ -87,7 +88,10 @@ def nz2nd_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, size: int, nd: int,
     t = buf.get(asc.float16)
     asc.data_copy(t, xg, asc.DataCopyParams(1, size // 16, 0, 0), asc.DataCopyEnhancedParams())
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    if atomic:
+        asc.set_atomic_add(asc.float16)
     asc.data_copy(yg, t, asc.Nz2NdParamsFull(nd, n, d, sms, sns, dds, dms))
+    asc.set_atomic_none()
 
 
 def test_nz2nd_and_enhanced_copy_in_a_kernel(rng):
@@ -99,6 +103,9 @@ def test_nz2nd_and_enhanced_copy_in_a_kernel(rng):
         y = np.zeros((20, 48), np.float16)
         nz2nd_kernel[1](src, y, 1536, 1, 20, 48, 1, 32, 48, 1, check="full", debug=debug)
         np.testing.assert_array_equal(y, x)
+    y = np.ones((20, 48), np.float16)          # with the atomic mode on, MTE3 adds to what GM holds
+    nz2nd_kernel[1](src, y, 1536, 1, 20, 48, 1, 32, 48, 1, 1)
+    np.testing.assert_array_equal(y, (x.astype(np.float32) + 1).astype(np.float16))
     with pytest.raises(errors.ParamRangeError, match=r"d_value = 40 must be a multiple of 16"):
         nz2nd_kernel[1](src, y, 1536, 1, 20, 40, 1, 32, 48, 1)
     with pytest.raises(errors.ParamRangeError, match=r"dst_d_stride = 0 is outside its range \[1, 65535\]"):

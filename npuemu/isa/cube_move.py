@@ -45,6 +45,7 @@ from numba import njit
 from .linkage import instruction
 from .. import errors
 from ..language.enums import Hardware
+from . import atomic
 from . import cube_common as cc
 from .common import memmove, transpose_square
 from .datamove import check_gm, check_gm_size
@@ -327,12 +328,14 @@ def l1_to_bt(st, lm, dst, dst_len, src, src_len, count, blen, sgap, dgap, esize,
 
 @instruction
 def nz2nd(st, lm, g, rid, off, size, src, src_len, nd_num, n, d, src_mstride, src_nstride, dst_dstride,
-          dst_mstride, esize, loc):
+          dst_mstride, esize, akind, loc):
     """``data_copy(gm, ub, Nz2NdParamsFull(...))`` (MTE3).
 
     Element (r, c) of NZ matrix ``i`` is at element ``i * src_nd_matrix_stride * 256 +
     (c // 16) * src_n_stride * 16 + r * 16 + c % 16`` of the source and goes to
-    element ``i * dst_nd_matrix_stride + r * dst_d_stride + c`` of GM.
+    element ``i * dst_nd_matrix_stride + r * dst_d_stride + c`` of GM.  With the
+    core's atomic mode on (``isa/atomic.py``; ``akind`` is the elements'
+    AtomicDtype) each element is combined with GM's, as for every MTE3 copy.
     """
     cc.check_param(nd_num, 0, 4095, 0, loc)
     cc.check_param(n, 1, 8192, 1, loc)
@@ -353,9 +356,15 @@ def nz2nd(st, lm, g, rid, off, size, src, src_len, nd_num, n, d, src_mstride, sr
     check_gm_size(size, dst_end // esize, rid, off, esize, loc)
     check_gm(g, rid, off, dst_end, loc)
     run = 16 * esize
+    atomic_on = atomic.begin(st, akind, loc)
     for i in range(nd_num):
         for j in range(d1):
             s_col = src + (i * src_mstride * 256 + j * src_nstride * 16) * esize
             d_col = off + (i * dst_mstride + j * 16) * esize
             for r in range(n):          # one 16-element row of the column per destination row
-                memmove(g, d_col + r * dst_dstride * esize, lm, s_col + r * run, run)
+                if atomic_on:
+                    atomic.combine(st, g, d_col + r * dst_dstride * esize, lm, s_col + r * run, run)
+                else:
+                    memmove(g, d_col + r * dst_dstride * esize, lm, s_col + r * run, run)
+    if atomic_on:
+        atomic.end(st)

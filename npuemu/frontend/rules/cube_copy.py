@@ -15,6 +15,7 @@ from __future__ import annotations
 from ...isa import cube_move as cm, fixpipe as fx, hb
 from ...isa import state as S
 from ...language import dtype as dt
+from ...language.atomic import atomic_dtype
 from ...language.enums import QuantModes, TPosition, VECTOR_POSITIONS
 from ...language.params import DataCopyCO12DstParams, DataCopyEnhancedParams, Nz2NdParamsFull
 from ..context import LoweringContext
@@ -54,7 +55,7 @@ def nz2nd(lw: LoweringContext, call: Call, dst: Value, src: Value, p: Value) -> 
         dst_end = f"((({nd} - 1) * {dms} + ({n} - 1) * {dds} + {dv}) * {es} if {live} else 0)"
         access.local(lw, hb.MTE3, src, src_end, access.READ_SPAN, call.node)
         access.gm(lw, hb.MTE3, dst, dst_end, True, call.node)
-    args = ["_st", "_lm", f"_gm[{dst.code[0]}]", *_ints(dst), *_ints(src), *v, str(es)]
+    args = ["_st", "_lm", f"_gm[{dst.code[0]}]", *_ints(dst), *_ints(src), *v, str(es), str(atomic_dtype(d))]
     lw.emit_isa("cube_move", "nz2nd", args, call.node)
 
 
