@@ -21,8 +21,6 @@ PENDING = {
     "TensorDesc": "dynamic tensor lists", "TBufPool": "TPipe buffer pools", "TBufHandle": "TPipe buffer pools",
 "set_mm_layout_transform": "cube configuration",
     "LocalTensorAuto": "automatic synchronisation",
-    "DataCopyCO12DstParams": "cube data copies", "DataCopyEnhancedParams": "cube data copies",
-    "Nz2NdParamsFull": "cube data copies",
 }
 
 

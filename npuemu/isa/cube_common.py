@@ -35,6 +35,11 @@ FIELDS = (
     "n_size", "m_size", "fixpipe src_stride", "fixpipe dst_stride", "nd_num", "src_nd_stride",
     "dst_nd_stride",                                                            # 24-30 FixpipeParamsV220
     "block_count", "block_len",                                                 # 31-32 DataCopyParams
+    "src_n_stride", "dst_d_stride", "dst_nd_matrix_stride",                     # 33-35 Nz2NdParamsFull
+    "l1_h", "l1_w", "channel_size", "k_extension", "m_extension", "k_start_pt", "m_start_pt", "stride_w",
+    "stride_h", "filter_w", "filter_h", "dilation_filter_w", "dilation_filter_h",  # 36-48 LoadData3DParamsV2
+    "repeat_time", "repeat_stride", "repeat_mode",                              # 49-51 LoadDataRepeatParam
+    "boundary", "pad_list",                                                     # 52-53 set_load_data_boundary
 )
 
 

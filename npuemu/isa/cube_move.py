@@ -45,23 +45,46 @@ from numba import njit
 from .linkage import instruction
 from .. import errors
 from ..language.enums import Hardware
+from . import atomic
 from . import cube_common as cc
 from .common import memmove, transpose_square
 from .datamove import check_gm, check_gm_size
 from .fault import Fault, register
 
 F_TRANSPOSE_TYPE = 900
+F_NZ2ND_D = 901
+F_NOT_EMULATED = 902
+
+# the mode fields refuse_above checks at run time (their value was not a compile-time constant)
+REFUSED = ("DataCopyCO12DstParams.channel_split", "DataCopyCO12DstParams.clip_relu_pre",
+           "DataCopyCO12DstParams.eltwise_op", "DataCopyCO12DstParams.relu_pre", "DataCopyEnhancedParams.is_relu_in",
+           "LoadData3DParamsV2.en_transpose", "LoadData2DParams.if_transpose of load_data_with_sparse",
+           "DataCopyCO12DstParams.quant_pre (a vector mode)", "DataCopyEnhancedParams.block_mode",
+           "DataCopyEnhancedParams.deq_scale", "DataCopyEnhancedParams.pad_mode_in")
 
 register({
     F_TRANSPOSE_TYPE: (errors.ParamRangeError,
                        lambda a, b, c, env: f"load_data with if_transpose=True needs a 16-bit element type "
                                             f"(the hardware transposes 16 x 16 fractals only); this one has "
                                             f"{a}-byte elements (use load_data_with_transpose)"),
+    F_NOT_EMULATED: (errors.ParamRangeError,
+                     lambda a, b, c, env: f"{REFUSED[c] if 0 <= c < len(REFUSED) else 'field'} = {a} is not emulated "
+                                          f"(npuemu supports values up to {b}); see docs/cube.md"),
+    F_NZ2ND_D: (errors.ParamRangeError,
+                lambda a, b, c, env: f"Nz2NdParamsFull.d_value = {a} must be a multiple of 16 (the NZ source is "
+                                     f"cut into 16-element columns)"),
 })
 
 FRACTAL = cc.FRACTAL
 C0 = cc.C0_BYTES
 U16 = 0xFFFF
+
+
+@instruction
+def refuse_above(value, limit, field, loc):
+    """A mode field given at run time: values above ``limit`` select behaviour npuemu does not emulate."""
+    if value > limit or value < 0:
+        raise Fault(F_NOT_EMULATED, loc, value, limit, field)
 
 
 # ---------------------------------------------------------------------------- GM -> L1, ND -> NZ
@@ -298,3 +321,50 @@ def l1_to_bt(st, lm, dst, dst_len, src, src_len, count, blen, sgap, dgap, esize,
     cc.check_extent((count - 1) * dstep + nb, dst_len * esize, cc.DST, loc)
     for i in range(count):
         memmove(lm, dst + i * dstep, lm, src + i * sstep, nb)
+
+
+# ---------------------------------------------------------------------------- UB (NZ) -> GM (ND)
+
+
+@instruction
+def nz2nd(st, lm, g, rid, off, size, src, src_len, nd_num, n, d, src_mstride, src_nstride, dst_dstride,
+          dst_mstride, esize, akind, loc):
+    """``data_copy(gm, ub, Nz2NdParamsFull(...))`` (MTE3).
+
+    Element (r, c) of NZ matrix ``i`` is at element ``i * src_nd_matrix_stride * 256 +
+    (c // 16) * src_n_stride * 16 + r * 16 + c % 16`` of the source and goes to
+    element ``i * dst_nd_matrix_stride + r * dst_d_stride + c`` of GM.  With the
+    core's atomic mode on (``isa/atomic.py``; ``akind`` is the elements'
+    AtomicDtype) each element is combined with GM's, as for every MTE3 copy.
+    """
+    cc.check_param(nd_num, 0, 4095, 0, loc)
+    cc.check_param(n, 1, 8192, 1, loc)
+    cc.check_param(d, 1, 8192, 2, loc)
+    cc.check_param(src_mstride, 1, 512, 3, loc)
+    cc.check_param(src_nstride, 0, 4096, 33, loc)
+    cc.check_param(dst_dstride, 1, U16, 34, loc)
+    cc.check_param(dst_mstride, 1, U16, 35, loc)
+    if d % 16 != 0:
+        raise Fault(F_NZ2ND_D, loc, d, 0, 0)
+    cc.check_align(st, src, Hardware.UB, C0, cc.SRC, loc)
+    if nd_num == 0:
+        return
+    d1 = d // 16
+    src_end = ((nd_num - 1) * src_mstride * 256 + (d1 - 1) * src_nstride * 16 + (n - 1) * 16 + 16) * esize
+    cc.check_extent(src_end, src_len * esize, cc.SRC, loc)
+    dst_end = ((nd_num - 1) * dst_mstride + (n - 1) * dst_dstride + d) * esize
+    check_gm_size(size, dst_end // esize, rid, off, esize, loc)
+    check_gm(g, rid, off, dst_end, loc)
+    run = 16 * esize
+    atomic_on = atomic.begin(st, akind, loc)
+    for i in range(nd_num):
+        for j in range(d1):
+            s_col = src + (i * src_mstride * 256 + j * src_nstride * 16) * esize
+            d_col = off + (i * dst_mstride + j * 16) * esize
+            for r in range(n):          # one 16-element row of the column per destination row
+                if atomic_on:
+                    atomic.combine(st, g, d_col + r * dst_dstride * esize, lm, s_col + r * run, run)
+                else:
+                    memmove(g, d_col + r * dst_dstride * esize, lm, s_col + r * run, run)
+    if atomic_on:
+        atomic.end(st)

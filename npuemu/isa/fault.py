@@ -25,7 +25,7 @@ range      area                     registered (module: codes)
 600-699    compare/select/gather    vec_cmpsel: 600-604, vec_gather: 650-653, vec_fused: 660-662
 700-799    sync and race checking   sync: 700-709 720-722, race_report: 760-763 765, hb: 764
 800-899    debug                    debug: 800-804
-900-999    cube                     cube_move: 900, fixpipe: 960-962, cube_common: 990-993
+900-999    cube                     cube_move: 900-902, fixpipe: 960-962, cube_common: 990-993
 1000-1099  scalar access            tensor: 1000-1007, dcache_checks: 1050-1054
 1100-1199  scalar arithmetic        arith: 1100-1102
 1200-1299  cross-core sync          cross_core: 1200-1204, soft_sync: 1205-1210
@@ -35,6 +35,7 @@ range      area                     registered (module: codes)
 1600-1699  atomic GM writes         atomic: 1600
 1700-1799  vector rearrangement     vec_rearrange: 1700-1702, vec_transpose: 1750-1755
 1900-1999  system registers         system: 1900-1903, user_tag: 1910, local_array: 1920, watch: 1930-1931
+2100-2199  cube img2col and sparse  img2col: 2100-2102, sparse: 2110-2112
 =========  =======================  ==============================================
 """
 from __future__ import annotations

@@ -184,3 +184,18 @@ STATE_SIZE += 1
 # (npuemu/isa/watch.py)
 WATCH = STATE_SIZE
 STATE_SIZE += 12
+
+# Load3D registers (npuemu/isa/img2col.py): the padding value (LOAD3D_PAD_KIND 0: never set, 1: the int in
+# LOAD3D_PAD, 2: float32 bits in LOAD3D_PAD), the L1 boundary in bytes (0: none) and the repeat of
+# set_load_data_repeat packed as time | stride << 8 | mode << 24 | 1 << 32 (0: never set, one iteration)
+LOAD3D_PAD = STATE_SIZE
+LOAD3D_PAD_KIND = STATE_SIZE + 1
+LOAD3D_BOUNDARY = STATE_SIZE + 2
+LOAD3D_REPEAT = STATE_SIZE + 3
+STATE_SIZE += 4
+
+# the 4:2 sparsity indices load_data_with_sparse loads with each L0B fractal (npuemu/isa/sparse.py): 128
+# bytes per 512-byte L0B fractal, for the 128 fractals of a 64 KiB L0B, stored in these int64 words
+SPARSE_IDX = STATE_SIZE
+SPARSE_IDX_WORDS = 2048
+STATE_SIZE += SPARSE_IDX_WORDS

@@ -18,9 +18,11 @@ from .params import REQUIRED, ParamStruct
 
 __all__ = [
     "CO2Layout", "FixpipeConfig", "FixpipeParamsV220", "InitConstValueParams", "LoadData2DParams",
-    "LoadData2DParamsV2", "LoadData2dTransposeParams", "MmadParams", "CFG_NZ", "CFG_ROW_MAJOR",
-    "fixpipe", "init_const_value", "load_data", "load_data_with_transpose", "mmad",
-    "set_fix_pipe_pre_quant_flag", "set_hf32_mode", "set_hf32_trans_mode",
+    "LoadData2DParamsV2", "LoadData2dTransposeParams", "LoadData2dTransposeParamsV2", "LoadData3DParamsV1",
+    "LoadData3DParamsV2", "LoadData3DParamsV2Pro", "LoadDataRepeatParam", "MmadParams", "CFG_NZ",
+    "CFG_ROW_MAJOR", "fixpipe", "init_const_value", "load_data", "load_data_with_sparse",
+    "load_data_with_transpose", "mmad", "mmad_with_sparse", "set_fix_pipe_pre_quant_flag", "set_hf32_mode",
+    "set_hf32_trans_mode", "set_load_data_boundary", "set_load_data_padding_value", "set_load_data_repeat",
 ]
 
 
@@ -61,6 +63,57 @@ class LoadData2dTransposeParams(ParamStruct):
 
     _fields_ = (("start_index", 0, "u16"), ("repeat_times", 1, "u8"), ("src_stride", 0, "u16"),
                 ("dst_gap", 0, "u16"), ("dst_frac_gap", 0, "u16"), ("addr_mode", 0, "u8"))
+
+
+class LoadData2dTransposeParamsV2(ParamStruct):
+    """``load_data_with_transpose`` with a source gap between the two fractals of an 8-/32-bit square
+    (``src_frac_gap``); see ``docs/cube.md``."""
+
+    _fields_ = (("start_index", 0, "u16"), ("repeat_times", 0, "u8"), ("src_stride", 0, "u16"),
+                ("dst_gap", 0, "u16"), ("dst_frac_gap", 0, "u16"), ("src_frac_gap", 0, "u16"), ("addr_mode", 0, "u8"))
+
+
+class LoadData3DParamsV1(ParamStruct):
+    """Load3Dv1 (img2col) parameters; Load3Dv1 does not exist on Atlas A2/A3 (a compile-time error there)."""
+
+    _fields_ = (("pad_list", (0, 0, 0, 0), "const"), ("l1_h", 1, "u16"), ("l1_w", 1, "u16"), ("c1_index", 0, "u16"),
+                ("fetch_filter_w", 0, "u8"), ("fetch_filter_h", 0, "u8"), ("left_top_w", 0, "i16"),
+                ("left_top_h", 0, "i16"), ("stride_w", 1, "u8"), ("stride_h", 1, "u8"), ("filter_w", 1, "u8"),
+                ("filter_h", 1, "u8"), ("dilation_filter_w", 1, "u8"), ("dilation_filter_h", 1, "u8"),
+                ("jump_stride", 1, "u8"), ("repeat_mode", 0, "u8"), ("repeat_time", 1, "u8"), ("c_size", 0, "u8"),
+                ("pad_value", 0, "scalar"))
+
+
+class LoadData3DParamsV2(ParamStruct):
+    """Load3Dv2 (img2col) parameters: an ``m_extension`` x ``k_extension`` block, from
+    (``m_start_pt``, ``k_start_pt``), of the image-to-column matrix of an L1 feature map.
+
+    ``pad_list`` is (left, right, top, bottom) and must be a compile-time constant; ``l1_h`` x ``l1_w`` is
+    the feature map's size, ``channel_size`` its channels; strides, filter size and dilation describe
+    the convolution window; ``pad_value`` fills positions outside the feature map.
+    """
+
+    _fields_ = (("pad_list", (0, 0, 0, 0), "const"), ("l1_h", 1, "u16"), ("l1_w", 1, "u16"),
+                ("channel_size", 1, "u16"), ("k_extension", 1, "u16"), ("m_extension", 1, "u16"),
+                ("k_start_pt", 0, "u16"), ("m_start_pt", 0, "u16"), ("stride_w", 1, "u8"), ("stride_h", 1, "u8"),
+                ("filter_w", 1, "u8"), ("filter_h", 1, "u8"), ("dilation_filter_w", 1, "u8"),
+                ("dilation_filter_h", 1, "u8"), ("en_transpose", False, "bool"), ("pad_value", 0, "scalar"),
+                ("filter_size_w", False, "bool"), ("filter_size_h", False, "bool"), ("f_matrix_ctrl", False, "bool"))
+
+
+class LoadData3DParamsV2Pro(ParamStruct):
+    """Load3Dv2 with packed configuration words (``ext_config``, ``filter_config``); not emulated."""
+
+    _fields_ = (("channel_size", 0, "u16"), ("en_transpose", False, "bool"), ("en_small_k", False, "bool"),
+                ("filter_size_w", False, "bool"), ("filter_size_h", False, "bool"), ("f_matrix_ctrl", False, "bool"),
+                ("ext_config", 0, "u64"), ("filter_config", 0x10101010101, "u64"))
+
+
+class LoadDataRepeatParam(ParamStruct):
+    """Repeat control of Load3Dv2 (``set_load_data_repeat``): ``repeat_time`` iterations whose windows are
+    ``repeat_stride`` x 16 rows (``repeat_mode`` 0, height) or x C0 columns (mode 1, width) apart."""
+
+    _fields_ = (("repeat_time", 1, "u8"), ("repeat_stride", 0, "u16"), ("repeat_mode", 0, "u8"))
 
 
 class InitConstValueParams(ParamStruct):
@@ -145,6 +198,12 @@ def load_data(dst: LocalTensor, src: LocalTensor, params: LoadData2DParams) -> N
 def load_data(dst: LocalTensor, src: LocalTensor, params: LoadData2DParamsV2) -> None: ...
 @overload
 def load_data(dst: LocalTensor, src: GlobalTensor, params: LoadData2DParams) -> None: ...
+@overload
+def load_data(dst: LocalTensor, src: LocalTensor, params: LoadData3DParamsV1) -> None: ...
+@overload
+def load_data(dst: LocalTensor, src: LocalTensor, params: LoadData3DParamsV2) -> None: ...
+@overload
+def load_data(dst: LocalTensor, src: LocalTensor, params: LoadData3DParamsV2Pro) -> None: ...
 @builtin
 def load_data(dst: LocalTensor, src: LocalTensor | GlobalTensor, *args: Any, **kwargs: Any) -> None:
     """Move 512-byte fractals L1 -> L0A/L0B (MTE1), or GM -> L1/L0A/L0B (MTE2) (``AscendC::LoadData``).
@@ -153,18 +212,61 @@ def load_data(dst: LocalTensor, src: LocalTensor | GlobalTensor, *args: Any, **k
     B1/B2: 16 x 32 / 32 x 16 for 8-bit, 16 x 16 for 16-bit, 16 x 8 / 8 x 16 for
     32-bit types.  With ``LoadData2DParams`` each repeat copies one fractal
     (transposed when ``if_transpose``, 16-bit types and L1 -> L0 only).  L0A/L0B
-    addresses must be 512-byte aligned.
+    addresses must be 512-byte aligned.  With ``LoadData3DParamsV2`` it is
+    img2col (Load3Dv2): A1 (a C1HWC0 feature map) -> A2 (ZZ fractals).
     """
 
 
+@overload
+def load_data_with_transpose(dst: LocalTensor, src: LocalTensor, params: LoadData2dTransposeParams) -> None: ...
+@overload
+def load_data_with_transpose(dst: LocalTensor, src: LocalTensor, params: LoadData2dTransposeParamsV2) -> None: ...
 @builtin
-def load_data_with_transpose(dst: LocalTensor, src: LocalTensor, params: LoadData2dTransposeParams) -> None:
+def load_data_with_transpose(dst: LocalTensor, src: LocalTensor, *args: Any, **kwargs: Any) -> None:
     """Load with transposition L1 -> L0A/L0B (``AscendC::LoadDataWithTranspose``).
 
     16-bit types transpose one 16 x 16 fractal per repeat; 8-bit types two
     stacked 16 x 32 fractals (a 32 x 32 square) and 32-bit types two adjacent
     16 x 8 fractals (a 16 x 16 square), each split back into two fractals
     ``dst_frac_gap`` fractals apart.
+    """
+
+
+@builtin
+def set_load_data_padding_value(pad_value: int | float) -> None:
+    """Set the value Load3D writes where the window leaves the feature map (``AscendC::SetLoadDataPaddingValue``).
+
+    ``load_data`` with ``LoadData3DParamsV2`` sets it from its own ``pad_value`` first.
+    """
+
+
+@builtin
+def set_load_data_boundary(boundary: int) -> None:
+    """Set the L1 boundary of Load3Dv2 in bytes (``AscendC::SetLoadDataBoundary``).
+
+    Reads at or past ``boundary`` bytes from the start of L1 wrap around to its start; 0 (the default)
+    means no boundary, else it is at least 1024.
+    """
+
+
+@builtin
+def set_load_data_repeat(repeat_params: LoadDataRepeatParam) -> None:
+    """Set the repeat of later Load3Dv2 instructions (``AscendC::SetLoadDataRepeat``)."""
+
+
+@builtin
+def load_data_with_sparse(dst: LocalTensor, src: LocalTensor, idx: LocalTensor, params: LoadData2DParams) -> None:
+    """Load densified 4:2-sparse int8 B fractals B1 -> B2 with their 2-bit indices (``AscendC::LoadDataWithSparse``).
+
+    Each repeat moves one 512-byte fractal and 128 index bytes of ``idx`` (uint8, B1); see ``docs/cube.md``.
+    """
+
+
+@builtin
+def mmad_with_sparse(dst: LocalTensor, fm: LocalTensor, filter: LocalTensor, params: MmadParams) -> None:  # noqa: A002
+    """C (CO1, int32) [+]= A (A2, int8) x the 4:2-sparse B loaded by ``load_data_with_sparse`` (``AscendC::MmadWithSparse``).
+
+    ``k`` counts A's K (a multiple of 4); B holds ``k / 2`` dense rows.  Data types: int8 x int8 -> int32.
     """
 
 
@@ -224,10 +326,12 @@ def set_fix_pipe_pre_quant_flag(config: int) -> None:
 # the data types of the cube instructions on Atlas A2/A3; the rules check them, the docstrings list them
 _MOVED = (int8, uint8, int16, uint16, float16, bfloat16, int32, uint32, float32)
 DTYPES: dict[Any, tuple[DataType, ...]] = {
-    load_data: _MOVED, load_data_with_transpose: _MOVED,
+    load_data: _MOVED, load_data_with_transpose: _MOVED, load_data_with_sparse: (int8,),
     init_const_value: (float16, int16, uint16, bfloat16, float32, int32, uint32),
 }
 # mmad: (fm, filter) -> the type of the product in L0C
+# Load3Dv2 on Atlas A2/A3 (documented): A1 -> A2 for these; int4 is not emulated
+LOAD3D_TYPES = (int8, uint8, float16, bfloat16, int32, uint32, float32)
 MMAD_TYPES = {(int8, int8): int32, (float16, float16): float32, (bfloat16, bfloat16): float32,
               (float32, float32): float32}
 document_dtypes(DTYPES)

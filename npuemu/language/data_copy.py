@@ -1,10 +1,10 @@
 """Data movement between GM and on-chip memory (``DataCopy``, ``DataCopyPad``, ``SetPadValue``).
 
 Signatures follow pyasc (``asc.language.basic.data_copy``), one ``overload``
-per form npuemu emulates; pyasc's forms with ``DataCopyEnhancedParams``,
-slice lists, ``Nz2NdParamsFull`` and ``DataCopyCO12DstParams`` are not
-emulated.  The semantics and the checks npuemu applies are described in
-``npuemu/isa/datamove.py``.
+per form npuemu emulates; pyasc's slice-list forms are not emulated.  The
+semantics and the checks npuemu applies are described in
+``npuemu/isa/datamove.py`` and, for the cube-side forms (``Nd2NzParams``,
+``Nz2NdParamsFull``, ``DataCopyCO12DstParams``), in ``docs/cube.md``.
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from typing import Any, overload
 from .builtin import builtin
 from .core import GlobalTensor, LocalTensor
 from .enums import TPosition
-from .params import DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams, Nd2NzParams
+from .params import (DataCopyCO12DstParams, DataCopyEnhancedParams, DataCopyExtParams, DataCopyPadExtParams,
+                     DataCopyPadParams, DataCopyParams, Nd2NzParams, Nz2NdParamsFull)
 
 __all__ = ["data_copy", "data_copy_pad", "set_pad_value"]
 
@@ -31,7 +32,22 @@ def data_copy(dst: LocalTensor, src: LocalTensor, repeat_params: DataCopyParams)
 @overload
 def data_copy(dst: GlobalTensor, src: LocalTensor, repeat_params: DataCopyParams) -> None: ...
 @overload
+def data_copy(dst: LocalTensor, src: GlobalTensor, intri_params: DataCopyParams,
+              enhanced_params: DataCopyEnhancedParams) -> None: ...
+@overload
+def data_copy(dst: LocalTensor, src: LocalTensor, intri_params: DataCopyParams,
+              enhanced_params: DataCopyEnhancedParams) -> None: ...
+@overload
+def data_copy(dst: GlobalTensor, src: LocalTensor, intri_params: DataCopyParams,
+              enhanced_params: DataCopyEnhancedParams) -> None: ...
+@overload
 def data_copy(dst: LocalTensor, src: GlobalTensor, intri_params: Nd2NzParams) -> None: ...
+@overload
+def data_copy(dst: GlobalTensor, src: LocalTensor, intri_params: Nz2NdParamsFull) -> None: ...
+@overload
+def data_copy(dst: GlobalTensor, src: LocalTensor, intri_params: DataCopyCO12DstParams) -> None: ...
+@overload
+def data_copy(dst: LocalTensor, src: LocalTensor, intri_params: DataCopyCO12DstParams) -> None: ...
 @builtin
 def data_copy(dst: LocalTensor | GlobalTensor, src: LocalTensor | GlobalTensor, *args: Any,
               **kwargs: Any) -> None:
@@ -46,8 +62,15 @@ def data_copy(dst: LocalTensor | GlobalTensor, src: LocalTensor | GlobalTensor, 
       ``block_len`` 32-byte units, separated by gaps of ``src_stride`` /
       ``dst_stride`` 32-byte units.  ``block_count`` is in [0, 4095], the
       other fields in [0, 65535]; a count or length of 0 copies nothing.
+    * ``data_copy(dst, src, DataCopyParams(...), DataCopyEnhancedParams(...))``:
+      the same copy; only the default enhanced modes are emulated.
     * ``data_copy(l1, gm, Nd2NzParams(...))``: GM -> L1 converting ND to the
       NZ fractal layout (see ``docs/cube.md``).
+    * ``data_copy(gm, ub, Nz2NdParamsFull(...))``: UB (NZ, 16-element columns)
+      -> GM (ND) (MTE3).
+    * ``data_copy(gm_or_l1, co1, DataCopyCO12DstParams(...))``: L0C -> GM or
+      L1 through the fixpipe, with quantisation, ReLU and, with ``nz2nd_en``,
+      NZ -> ND conversion (GM only).
 
     Paths: GM -> UB or L1, UB -> GM, UB -> UB.  UB addresses must be 32-byte
     aligned and the element types of both sides must match.

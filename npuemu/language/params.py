@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from .enums import BlockMode, DeqScale, QuantModes, pad_t
+
 _REQUIRED = object()
 
 FIELD_MAX = {"u8": 0xFF, "u16": 0xFFFF, "u32": 0xFFFFFFFF, "u64": 0xFFFFFFFFFFFFFFFF, "bool": 1}
@@ -197,6 +199,47 @@ class Nd2NzParams(ParamStruct):
         'dst_nz_n_stride': 'C0 blocks between consecutive rows in the destination',
         'dst_nz_matrix_stride': 'elements between destination matrix starts',
     }
+
+
+class Nz2NdParamsFull(ParamStruct):
+    """NZ -> ND ``data_copy`` (UB -> GM): ``nd_num`` NZ matrices of ``n_value`` rows and ``d_value`` columns.
+
+    The NZ source is cut into 16-element-wide columns ``src_n_stride`` x 16
+    elements apart, matrices ``src_nd_matrix_stride`` x 256 elements apart;
+    destination rows are ``dst_d_stride`` elements apart, matrices
+    ``dst_nd_matrix_stride`` elements apart.
+    """
+
+    _fields_ = (("nd_num", _REQUIRED, "u16"), ("n_value", _REQUIRED, "u16"), ("d_value", _REQUIRED, "u16"),
+                ("src_nd_matrix_stride", _REQUIRED, "u16"), ("src_n_stride", _REQUIRED, "u16"),
+                ("dst_d_stride", _REQUIRED, "u16"), ("dst_nd_matrix_stride", _REQUIRED, "u16"))
+
+
+class DataCopyCO12DstParams(ParamStruct):
+    """L0C -> GM / L1 ``data_copy`` (the fixpipe path): size, strides and on-the-fly conversion.
+
+    pyasc's eight fields come first (``n_size, m_size, dst_stride, src_stride,
+    quant_pre, relu_pre, channel_split, nz2nd_en``); Ascend C's ``sid``,
+    ``unit_flag``, ``clip_relu_pre`` and ``eltwise_op`` follow as keywords.
+    """
+
+    _fields_ = (("n_size", _REQUIRED, "u16"), ("m_size", _REQUIRED, "u16"), ("dst_stride", _REQUIRED, "u32"),
+                ("src_stride", _REQUIRED, "u16"), ("quant_pre", QuantModes.NoQuant, "enum"), ("relu_pre", 0, "u8"),
+                ("channel_split", False, "bool"), ("nz2nd_en", False, "bool"), ("sid", 0, "u8"),
+                ("unit_flag", 0, "u8"), ("clip_relu_pre", 0, "u8"), ("eltwise_op", 0, "u8"))
+
+
+class DataCopyEnhancedParams(ParamStruct):
+    """The extra controls of a ``data_copy`` with ``DataCopyParams`` (``AscendC::DataCopyEnhancedParams``).
+
+    npuemu emulates the default modes only (``BLOCK_MODE_NORMAL``, ``DEQ_NONE``,
+    ``is_relu_in=False``, ``PAD_NONE``), under which the copy is the plain
+    ``DataCopyParams`` copy; other modes are refused at compile time.
+    """
+
+    _fields_ = (("block_mode", BlockMode.BLOCK_MODE_NORMAL, "enum"), ("deq_scale", DeqScale.DEQ_NONE, "enum"),
+                ("deq_value_in", 0, "u64"), ("sid_store_mode_in", 0, "u8"), ("is_relu_in", False, "bool"),
+                ("pad_mode_in", pad_t.PAD_NONE, "enum"), ("pad_value_in", 0, "u64"))
 
 
 class ShapeInfo(ParamStruct):

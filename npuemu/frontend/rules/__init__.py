@@ -4,7 +4,7 @@ from . import (tensors, tpipe, params, python_builtins, sys_var, cross_core, dat
 from . import atomic, scalar, sort, vec_fused, vec_rearrange, vec_transpose  # noqa: F401
 from . import cache  # noqa: F401
 from . import struct_array, tiling  # noqa: F401
-from . import cube  # noqa: F401
+from . import cube, cube_copy, cube_load3d, cube_sparse  # noqa: F401
 from . import properties  # noqa: F401
 from . import tensor_meta  # noqa: F401
 from . import local_array  # noqa: F401

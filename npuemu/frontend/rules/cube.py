@@ -10,7 +10,10 @@ extents) is checked by the instructions (``isa/cube_move.py``,
 Pipes declared to the race checker: GM -> L1 (ND2NZ) and GM -> L0 loads on
 MTE2; L1 -> L0A/L0B loads on MTE1; ``init_const_value`` on MTE1 (L0A/L0B) or
 MTE2 (L1); ``mmad`` on M (reads L0A, L0B and the bias, reads and writes L0C);
-``fixpipe`` on FIX (reads L0C and the scale tensor, writes GM or L1).  Cube
+``fixpipe`` on FIX (reads L0C and the scale tensor, writes GM or L1).  The
+newer cube movements have modules of their own: ``cube_copy`` (NZ -> ND and
+L0C ``data_copy`` forms), ``cube_load3d`` (img2col), ``cube_sparse`` (4:2
+sparse matmul).  Cube
 operand reads are declared as spans (race checks only): the padding rows of
 fractals are moved and multiplied like data although no instruction wrote
 them, as on hardware.
@@ -162,6 +165,10 @@ def _load_data(lw: LoweringContext, call: Call) -> None:
     _aic(lw, call)
     a = call.bind_to(lw, lang.load_data)
     dst, src, p = a["dst"], a["src"], a["params"]
+    from . import cube_load3d       # img2col: its own module
+    if cube_load3d.is_load3d(p):
+        cube_load3d.load3d(lw, call, dst, src, p)
+        return
     _local(lw, call, dst, "dst", (TPosition.A1, TPosition.B1, TPosition.A2, TPosition.B2))
     d = dst.type.dtype
     if d not in LOAD_TYPES:
@@ -244,6 +251,11 @@ def _load_data_with_transpose(lw: LoweringContext, call: Call) -> None:
     _aic(lw, call)
     a = call.bind_to(lw, lang.load_data_with_transpose)
     dst, src, p = a["dst"], a["src"], a["params"]
+    if is_params(p, lang.LoadData2dTransposeParamsV2) or (p.is_const and
+                                                           isinstance(p.const, lang.LoadData2dTransposeParamsV2)):
+        lw.type_error(f"load_data_with_transpose with LoadData2dTransposeParamsV2 is not available on "
+                      f"{lw.platform.name} (Atlas A2/A3): Ascend C documents that form for the Ascend 950 series "
+                      f"only; use LoadData2dTransposeParams", call.node)
     _local(lw, call, dst, "dst", (TPosition.A2, TPosition.B2))
     _local(lw, call, src, "src", (TPosition.A1, TPosition.B1))
     d = dst.type.dtype
@@ -472,6 +484,13 @@ def _fixpipe(lw: LoweringContext, call: Call) -> None:
          ("n_size", "m_size", "src_stride", "dst_stride", "quant_pre", "nd_num", "src_nd_stride", "dst_nd_stride",
           "relu_en", "unit_flag")}
     deq = plain_int(lw.u64_expr(f["deq_scalar"], call.node, "FixpipeParamsV220.deq_scalar"))
+    emit_fixpipe(lw, call, dst, src, workspace, v, deq, sk, ok, to_l1, nz_out)
+
+
+def emit_fixpipe(lw: LoweringContext, call: Call, dst: Value, src: Value, workspace: Value | None,
+                 v: dict[str, str], deq: str, sk: int, ok: int, to_l1: bool, nz_out: bool) -> None:
+    """Declare a fixpipe's accesses and emit it; ``v`` holds the FixpipeParamsV220 fields as int expressions
+    (also used by ``data_copy`` with ``DataCopyCO12DstParams``)."""
     oes = dst.type.dtype.sizeof()
     if lw.full_check:
         ns, ms, ss, ds, nd, snd, dnd = (f"({v[x]})" for x in ("n_size", "m_size", "src_stride", "dst_stride",

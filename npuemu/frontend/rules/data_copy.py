@@ -13,8 +13,8 @@ from ...language import data_copy as lang
 from ...language import dtype as dt
 from ...language.atomic import atomic_dtype
 from ...language.enums import POSITION_MEMORY, VECTOR_POSITIONS, Hardware, TPosition
-from ...language.params import (DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams,
-                                Nd2NzParams)
+from ...language.params import (DataCopyCO12DstParams, DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams,
+                                DataCopyParams, Nd2NzParams, Nz2NdParamsFull)
 from ..registry import Call, rule
 from ..context import LoweringContext
 from ..types import GlobalTensorT, LocalTensorT, ScalarT, Value
@@ -35,6 +35,12 @@ def _data_copy(lw: LoweringContext, call: Call) -> None:
     a = call.bind_to(lw, lang.data_copy)
     dst, src = a["dst"], a["src"]
     third = a.get("count") or a.get("repeat_params") or a.get("intri_params")
+    if "enhanced_params" in a:
+        from .cube_copy import check_enhanced       # only the default modes: the plain strided copy
+        if not is_params(third, DataCopyParams):
+            lw.type_error(f"data_copy with DataCopyEnhancedParams takes a DataCopyParams, got {lw.describe(third)}",
+                          call.node)
+        check_enhanced(lw, call, a["enhanced_params"])
     if is_params(third, DataCopyParams):
         if isinstance(dst.type, LocalTensorT) and dst.type.pos == TPosition.C2:
             from .cube import l1_to_bias_table     # L1 -> BiasTable: a cube-side movement
@@ -46,6 +52,11 @@ def _data_copy(lw: LoweringContext, call: Call) -> None:
         from .cube import nd2nz     # GM -> L1 with ND -> NZ conversion: a cube-side movement
         nd2nz(lw, call, dst, src, third)
         return
+    for cls, name in ((Nz2NdParamsFull, "nz2nd"), (DataCopyCO12DstParams, "co12")):
+        if is_params(third, cls) or (third.is_const and isinstance(third.const, cls)):
+            from . import cube_copy     # NZ -> ND out of UB, L0C out through the fixpipe: cube-side movements
+            getattr(cube_copy, name)(lw, call, dst, src, third)
+            return
     if not is_int_like(third):
         lw.fail(f"data_copy with {lw.describe(third)} is not supported yet", call.node)
     count = plain_int(lw.int_expr(third, call.node, "count"))
