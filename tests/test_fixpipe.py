@@ -238,3 +238,17 @@ def test_fixpipe_to_l1_feeds_the_next_mmad(rng):
     l1_roundtrip[1](a, np.ascontiguousarray(b.T), np.eye(32, dtype=np.float16), out, M, N, K, check="full")
     c = (a.astype(np.float32) @ b.astype(np.float32))
     np.testing.assert_allclose(out, c.astype(np.float16).astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+def test_a_config_held_in_a_variable_stays_a_compile_time_choice():
+    """An enum field of a struct kept in a variable is still the constant it was (not a run-time number)."""
+    @asc.jit(kernel_type=asc.KernelType.AIC_ONLY)
+    def cfg_kernel(out: asc.GlobalAddress):
+        cfg = asc.FixpipeConfig(asc.CO2Layout.NZ)
+        og = asc.GlobalTensor()
+        og.set_global_buffer(out, 256)
+        c = asc.LocalTensor(asc.float32, asc.TPosition.CO1, 0, 256)
+        asc.fixpipe(og, c, asc.FixpipeParamsV220(16, 16, 16, 16), cfg)
+
+    out = np.zeros(256, np.float32)
+    cfg_kernel.compile([out])          # compiles: the layout is known at compile time

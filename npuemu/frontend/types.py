@@ -9,6 +9,7 @@ compiles well.
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -219,4 +220,5 @@ def is_number(v: Value) -> bool:
     """A runtime scalar or a numeric constant."""
     if isinstance(v.type, ScalarT):
         return True
-    return v.is_const and isinstance(v.const, (int, float, bool)) and not hasattr(v.const, "__members__")
+    # an enum member (IntEnum is an int) is a compile-time choice, never a number to compute with
+    return v.is_const and isinstance(v.const, (int, float, bool)) and not isinstance(v.const, enum.Enum)
