@@ -376,3 +376,21 @@ def test_legacy_mmad_params_constructor():
     assert (p.m, p.n, p.k, p.cmatrix_init_val) == (16, 32, 48, False)
     q = asc.MmadParams(16, 32, 48, 0, False, True)
     assert q.cmatrix_init_val and not q.cmatrix_source
+
+
+def test_mm_layout_transform_is_a_cube_setting():
+    """set_mm_layout_transform (the order mmad walks M and N, which leaves every output element as it is) runs on
+    cube cores with a constant or run-time flag and is refused on vector cores."""
+    @asc.jit(kernel_type=asc.KernelType.AIC_ONLY)
+    def walk(flag: bool):
+        asc.set_mm_layout_transform(flag)
+        asc.set_mm_layout_transform(True)
+
+    walk[1](False)
+
+    @asc.jit
+    def on_a_vector_core():
+        asc.set_mm_layout_transform(True)
+
+    with pytest.raises(errors.KernelTypeError, match="cube instruction"):
+        on_a_vector_core[1]()

@@ -19,7 +19,6 @@ PENDING = {
     "load_image_to_local": "AIPP", "bilinear_interpolation": "vector interpolation",
     "SliceInfo": "data_copy with slice lists", "ListTensorDesc": "dynamic tensor lists",
     "TensorDesc": "dynamic tensor lists", "TBufPool": "TPipe buffer pools", "TBufHandle": "TPipe buffer pools",
-"set_mm_layout_transform": "cube configuration",
     "LocalTensorAuto": "automatic synchronisation",
 }
 

@@ -23,6 +23,7 @@ __all__ = [
     "CFG_ROW_MAJOR", "fixpipe", "init_const_value", "load_data", "load_data_with_sparse",
     "load_data_with_transpose", "mmad", "mmad_with_sparse", "set_fix_pipe_pre_quant_flag", "set_hf32_mode",
     "set_hf32_trans_mode", "set_load_data_boundary", "set_load_data_padding_value", "set_load_data_repeat",
+    "set_mm_layout_transform",
 ]
 
 
@@ -298,6 +299,15 @@ def set_hf32_mode(hf32_mode: bool) -> None:
 @builtin
 def set_hf32_trans_mode(trans_mode: bool) -> None:
     """HF32 rounding: False rounds to nearest even, True rounds half away from zero."""
+
+
+@builtin
+def set_mm_layout_transform(mm_layout_mode: bool) -> None:
+    """Which of M and N ``mmad`` walks first (``SetMMLayoutTransform``): True N then M, False M then N.
+
+    The order changes when each output element is produced, not its value,
+    so npuemu checks the argument and computes ``mmad`` as before.
+    """
 
 
 @overload

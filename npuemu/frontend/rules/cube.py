@@ -407,6 +407,13 @@ def _set_hf32_trans_mode(lw: LoweringContext, call: Call) -> None:
     lw.emit_isa("mmad", "set_hf32_trans_mode", ["_st", _int(lw, call, a["trans_mode"], "trans_mode")], call.node)
 
 
+@rule(lang.set_mm_layout_transform)
+def _set_mm_layout_transform(lw: LoweringContext, call: Call) -> None:
+    _aic(lw, call)
+    a = call.bind_to(lw, lang.set_mm_layout_transform)
+    _int(lw, call, a["mm_layout_mode"], "mm_layout_mode")     # checked; the walk order leaves results alone
+
+
 # ---------------------------------------------------------------------------- fixpipe
 
 
