@@ -157,3 +157,29 @@ def test_time_stamp_and_checkpoint_dumps(capfd):
         checkpoint_kernel[1](x, 4)
     with pytest.raises(errors.BoundsError):
         checkpoint_kernel[1](x, 17)
+
+
+@asc.jit
+def shaped_kernel(x: asc.GlobalAddress):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 8)
+    xg.set_shape_info(asc.ShapeInfo((2, 4)))
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECIN)
+    pipe.init_buffer(buf, 32)
+    t = buf.get(asc.float32, 8)
+    t.set_shape_info(asc.ShapeInfo((4, 2)))
+    asc.data_copy(t, xg, 8)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.dump_tensor(t, 1, 8)                               # printed with the shape set on it
+    asc.dump_tensor(xg, 2, 8, t.get_shape_info())          # another tensor's shape, read back
+    asc.dump_tensor(xg[2:], 3, 2)                          # a sub-tensor has none
+
+
+def test_shape_info_set_on_a_tensor(capfd):
+    shaped_kernel[1](np.arange(8, dtype=np.float32))
+    lines = capfd.readouterr()[0].splitlines()[1:]
+    assert lines[1:3] == ["[[0.000000, 1.000000],", "[2.000000, 3.000000],"]
+    assert lines[5:7] == ["DumpTensor: desc=2, addr=100000000, data_type=float32, position=GM, dump_size=8",
+                         "[[0.000000, 1.000000],"]
+    assert lines[-1] == "[2.000000, 3.000000]"

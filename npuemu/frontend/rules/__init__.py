@@ -8,3 +8,4 @@ from . import cube, cube_copy, cube_load3d, cube_sparse  # noqa: F401
 from . import properties  # noqa: F401
 from . import tensor_meta  # noqa: F401
 from . import local_array  # noqa: F401
+from . import shape_info  # noqa: F401

@@ -17,13 +17,13 @@ from ...isa import hb
 from ...isa import state as S
 from ...language import debug as lang
 from ...language.enums import POSITION_MEMORY, Hardware
-from ...language.params import ShapeInfo
 from ..registry import Call, rule
 from ..context import LoweringContext
 from ..types import GlobalAddressT, GlobalTensorT, LocalTensorT, ScalarT, Value, const
 from . import access
 from .common import is_params, plain_arg, plain_int, settle_l0c
 from .params import register_param_struct
+from .shape_info import recorded_shape, shape_of
 
 _SPEC = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\d+|\*)?(?:\.(?P<prec>\d*|\*))?"
                    r"(?P<length>hh|h|ll|l|j|z|t|L)?(?P<conv>.?)", re.S)
@@ -164,7 +164,8 @@ def _printf_arg(lw: LoweringContext, call: Call, conv: str, text: str, arg: Valu
 @rule(lang.dump_tensor)
 def _dump_tensor(lw: LoweringContext, call: Call) -> None:
     a = call.bind_to(lw, lang.dump_tensor)
-    emit_dump(lw, call, a["tensor"], a["desc"], a["dump_size"], _shape(lw, call, a["shape_info"]))
+    shape = shape_of(lw, a["shape_info"], call.node, "dump_tensor shape_info")
+    emit_dump(lw, call, a["tensor"], a["desc"], a["dump_size"], shape or recorded_shape(lw, a["tensor"]))
 
 
 @rule(lang.dump_acc_chk_point)
@@ -210,18 +211,6 @@ def emit_dump(lw: LoweringContext, call: Call, t: Value, desc_v: Value, n_v: Val
         lw.emit_isa("debug", "dump_gm", args, call.node)
     else:
         lw.type_error(f"dump_tensor needs a LocalTensor or a bound GlobalTensor, got {lw.describe(t)}", call.node)
-
-
-def _shape(lw: LoweringContext, call: Call, v: Value) -> tuple[int, ...] | None:
-    if v.is_const and v.const is None:
-        return None
-    if not is_params(v, ShapeInfo):
-        lw.type_error(f"dump_tensor shape_info must be a ShapeInfo, got {lw.describe(v)}", call.node)
-    shape = v.item("shape").const
-    if not (isinstance(shape, (tuple, list)) and shape and
-            all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape)):
-        lw.type_error(f"ShapeInfo shape must be a non-empty tuple of positive ints, got {shape!r}", call.node)
-    return tuple(shape)
 
 
 def _dump_site(lw: LoweringContext, dtype: str, position: str, shape: tuple[int, ...] | None) -> int:
