@@ -13,10 +13,6 @@ INTERNAL = {"check_type", "check_type_gather_mask", "op_impl", "inline", "number
 
 # not provided yet, each with where it is meant to come from
 PENDING = {
-    "AippParams": "AIPP image preprocessing", "AippPaddingParams": "AIPP", "AippSwapParams": "AIPP",
-    "AippSingleLineParams": "AIPP", "AippDataTypeConvParams": "AIPP", "AippChannelPaddingParams": "AIPP",
-    "AippColorSpaceConvParams": "AIPP", "AippInputFormat": "AIPP", "set_aipp_functions": "AIPP",
-    "load_image_to_local": "AIPP",
     "BatchMode": "Matmul high-level API", "IterateMode": "Matmul high-level API",
     "IterateOrder": "Matmul high-level API", "LayoutMode": "Matmul high-level API",
     "MatmulConfigMode": "Matmul high-level API", "ScheduleType": "Matmul high-level API",

@@ -179,3 +179,10 @@ STATE_SIZE += 3
 # RSVD_CNT: the elements the last gather_mask kept (get_gather_mask_remain_count, npuemu/isa/vec_rearrange.py)
 RSVD_CNT = STATE_SIZE
 STATE_SIZE += 1
+
+# AIPP (npuemu/isa/aipp.py): set_aipp_functions' input format + 1 (0: never set), output kind (0 int8,
+# 1 float16), the source images as (region id + 1, byte offset, size in bytes or -1) for src0 and src1,
+# then the preprocessing configuration (aipp.N_INT integer fields, aipp.N_FLOAT float fields as float64 bits)
+AIPP = STATE_SIZE
+AIPP_N = 8 + 26 + 11
+STATE_SIZE += AIPP_N
