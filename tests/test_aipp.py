@@ -185,6 +185,15 @@ def test_broken_loads_are_caught(rng):
         run(0, img, uv, 2, 4, 1, 2, top=1)
     with pytest.raises(npuemu.ParamRangeError, match="padding_mode 2 .block copy. is not modelled"):
         run(3, img, uv, 0, 6, 3, 2, left=1)
+    with pytest.raises(npuemu.ParamRangeError, match="horiz_size = 1 is outside its documented range"):
+        run(0, img, uv, 2, 1, 1, 2)
+    with pytest.raises(npuemu.ParamRangeError, match="left_pad_size = 33 is outside"):
+        run(0, img, uv, 2, 4, 1, 2, left=33)
+    yimg, yuv = images(rng, 2)
+    with pytest.raises(npuemu.ParamRangeError, match="vert_start_pos = 1 must be even for YUV420SP_U8"):
+        run(2, yimg, yuv, 2, 4, 1, 2)
+    with pytest.raises(npuemu.BoundsError, match="of src1"):
+        run(2, yimg, yuv[:8], 2, 4, 2, 2)                # the UV plane ends before the crop's second UV row
     run(0, img, uv, 2, 4, 1, 2)                          # in range: not flagged
 
 
@@ -250,3 +259,32 @@ def test_a_config_built_in_the_kernel(rng):
     out = np.zeros(want.size, np.float16)
     aipp_inline[1](img, out, 10, 2.0, want.size, kernel_type=asc.KernelType.AIC_ONLY, check="full")
     np.testing.assert_array_equal(out.view(np.uint16), want.view(np.uint16))
+
+
+@asc.jit
+def bad_set_xrgb(img: asc.GlobalAddress, off: int, bias: int):
+    g = asc.GlobalTensor()
+    g.set_global_buffer(img)
+    cfg = asc.AippParams(asc.int8, csc_params=asc.AippColorSpaceConvParams(True, csc_bias_out_1=bias))
+    asc.set_aipp_functions(g[off:], asc.AippInputFormat.XRGB8888_U8, cfg)
+
+
+@asc.jit
+def bad_set_yuv400(img: asc.GlobalAddress, csc: bool):
+    g = asc.GlobalTensor()
+    g.set_global_buffer(img)
+    cfg = asc.AippParams(asc.int8, csc_params=asc.AippColorSpaceConvParams(csc))
+    asc.set_aipp_functions(g, asc.AippInputFormat.YUV400_U8, cfg)
+
+
+def test_set_aipp_functions_checks_its_arguments():
+    img = np.zeros(256, np.uint8)
+    aic = dict(kernel_type=asc.KernelType.AIC_ONLY)
+    with pytest.raises(npuemu.AlignmentError, match="src0 starts at GM byte 2, not a multiple of 4"):
+        bad_set_xrgb[1](img, 2, 128, **aic)
+    with pytest.raises(npuemu.ParamRangeError, match=r"a csc bias \(uint8\) = 300 is out of range"):
+        bad_set_xrgb[1](img, 4, 300, **aic)
+    bad_set_xrgb[1](img, 4, 128, **aic)
+    with pytest.raises(npuemu.ParamRangeError, match="is_enable_csc for YUV400_U8"):
+        bad_set_yuv400[1](img, True, **aic)
+    bad_set_yuv400[1](img, False, **aic)

@@ -100,12 +100,12 @@ def test_matches_the_documented_iterations(which, h, mode, dblk, vro, v, n_w, n_
         assert (want.view(np.uint16)[:16] == 0).all()
 
 
-def _run(rng, *, offs=None, h=2, v=2, mode=False, n_w=16, n_d=256, tmp_len=None, vro=128):
+def _run(rng, *, offs=None, h=2, v=2, mode=False, n_w=16, n_d=256, tmp_len=None, vro=128, dblk=1):
     n_off = 8 * h * v if offs is None else len(offs)
     src0, o, w, dst = inputs(rng, max(n_off, 8), n_w, n_d)
     offs = o[:n_off] if offs is None else np.asarray(offs, np.uint32)
     tmp_len = h * v * 256 + n_w // 8 * 256 if tmp_len is None else tmp_len
-    bil_run[1](src0, offs, w, dst, np.zeros(n_d, np.float16), 0, h, mode, 1, vro, v, max(n_off, 8), n_w, n_d,
+    bil_run[1](src0, offs, w, dst, np.zeros(n_d, np.float16), 0, h, mode, dblk, vro, v, max(n_off, 8), n_w, n_d,
                tmp_len)
 
 
@@ -129,6 +129,12 @@ def test_broken_calls_are_caught(rng):
         _run(rng, n_d=128)                  # the second vertical iteration writes elements 128..255
     with pytest.raises(npuemu.ParamRangeError, match="v_r_offset 4096"):
         _run(rng, vro=4096)
+    with pytest.raises(npuemu.ParamRangeError, match="dst_blk_stride 65536 is outside"):
+        _run(rng, dblk=65536)
+    with pytest.raises(npuemu.ParamRangeError, match="dst_blk_stride"):
+        _run(rng, dblk=0)                   # all 128 lanes onto one DataBlock
+    with pytest.raises(npuemu.BoundsError, match="src0_offset holds 8 offsets"):
+        _run(rng, offs=np.zeros(8, np.uint32))
     _run(rng)                               # the same call with everything in range is not flagged
 
 
