@@ -11,7 +11,7 @@ queues launches.
 """
 from .errors import (AlignmentError, AtomicError, BoundsError, CacheError, CapacityError, DCacheError,
                      DeadlockError, DivisionByZeroError, KernelCompileError, KernelFault, KernelTimeoutError,
-                     KernelTypeError, LaunchError,
+                     KernelTypeError, LaunchError, LocalMemoryWatchError, NullPointerError, TrapError,
                      NpuemuError, OverlapError, ParamRangeError, PlatformError, PositionError, QueueError,
                      NumbaVersionError, RaceError, SourceLoc, SyncError, UnfreedTensorWarning,
                      UninitializedReadError, UnknownAPIError,
@@ -55,4 +55,5 @@ __all__ = [
     "KernelFault", "BoundsError", "AlignmentError", "CapacityError", "QueueError", "ParamRangeError",
     "PositionError", "SyncError", "OverlapError", "DivisionByZeroError", "DeadlockError", "RaceError",
     "DCacheError", "UninitializedReadError", "KernelTimeoutError", "AtomicError",
+    "NullPointerError", "TrapError", "LocalMemoryWatchError",
 ]

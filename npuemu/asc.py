@@ -35,6 +35,8 @@ from .language.sort import *
 from .language.atomic import *
 from .language.vec_rearrange import *
 from .language.vec_transpose import *
+from .language.vec_interp import *
+from .language.aipp import *
 from .language.mask import *
 from .language.sync import *
 from .language.cache import *

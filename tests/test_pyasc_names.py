@@ -13,10 +13,6 @@ INTERNAL = {"check_type", "check_type_gather_mask", "op_impl", "inline", "number
 
 # not provided yet, each with where it is meant to come from
 PENDING = {
-    "AippParams": "AIPP image preprocessing", "AippPaddingParams": "AIPP", "AippSwapParams": "AIPP",
-    "AippSingleLineParams": "AIPP", "AippDataTypeConvParams": "AIPP", "AippChannelPaddingParams": "AIPP",
-    "AippColorSpaceConvParams": "AIPP", "AippInputFormat": "AIPP", "set_aipp_functions": "AIPP",
-    "load_image_to_local": "AIPP", "bilinear_interpolation": "vector interpolation",
     "SliceInfo": "data_copy with slice lists", "ListTensorDesc": "dynamic tensor lists",
     "TensorDesc": "dynamic tensor lists", "TBufPool": "TPipe buffer pools", "TBufHandle": "TPipe buffer pools",
     "LocalTensorAuto": "automatic synchronisation",

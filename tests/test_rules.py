@@ -17,7 +17,8 @@ from npuemu.frontend.context import LoweringContext
 from npuemu.frontend.registry import FUNC_RULES, Call
 from npuemu.frontend.types import GlobalTensorT, LocalTensorT, RecordT, Value, const, scalar
 from npuemu.language import (atomic, cube, dtype, sort, vec_binary, vec_cast, vec_cmpsel, vec_fill, vec_fused,
-                             vec_gather, vec_rearrange, vec_reduce, vec_scalar, vec_transpose, vec_unary)
+                             vec_gather, vec_interp, vec_rearrange, vec_reduce, vec_scalar, vec_transpose,
+                             vec_unary)
 from npuemu.language.builtin import dtype_text
 from npuemu.language.params import ParamStruct
 
@@ -151,7 +152,7 @@ def test_help_shows_each_form_and_the_data_types():
 # --------------------------------------------------------------------------- data type tables, written once
 
 FAMILIES = (vec_binary, vec_scalar, vec_unary, vec_fill, vec_reduce, vec_cmpsel, vec_gather, vec_fused, vec_rearrange,
-            vec_transpose, sort, cube, atomic)
+            vec_transpose, vec_interp, sort, cube, atomic)
 
 
 def documented_dtypes() -> dict[str, str]:

@@ -199,3 +199,10 @@ STATE_SIZE += 4
 SPARSE_IDX = STATE_SIZE
 SPARSE_IDX_WORDS = 2048
 STATE_SIZE += SPARSE_IDX_WORDS
+
+# AIPP (npuemu/isa/aipp.py): set_aipp_functions' input format + 1 (0: never set), output kind (0 int8,
+# 1 float16), the source images as (region id + 1, byte offset, size in bytes or -1) for src0 and src1,
+# then the preprocessing configuration (aipp.N_INT integer fields, aipp.N_FLOAT float fields as float64 bits)
+AIPP = STATE_SIZE
+AIPP_N = 8 + 26 + 11
+STATE_SIZE += AIPP_N
