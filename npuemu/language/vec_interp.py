@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import overload
 
-from .builtin import builtin, document_dtypes
+from .builtin import builtin, document_dtypes, document_temp_buffer
 from .core import LocalTensor
 from .dtype import float16
 
@@ -46,3 +46,7 @@ def bilinear_interpolation(dst: LocalTensor, src0: LocalTensor, src0_offset: Loc
 # the element types on Atlas A2/A3 (dst, src0 and src1; src0_offset is uint32, shared_tmp_buffer uint8)
 DTYPES = {bilinear_interpolation: (float16,)}
 document_dtypes(DTYPES)
+
+document_temp_buffer(bilinear_interpolation, "shared_tmp_buffer", "uint8, ``h_repeat * v_repeat * 256 + (len(src1) "
+                     "// 8) * 256`` bytes (the gathered blocks and the broadcast weights); it holds the intermediate "
+                     "values afterwards.")
