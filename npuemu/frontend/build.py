@@ -70,7 +70,7 @@ class KernelBuilder:
     def binary(self, kinds: tuple[ArgKind, ...], options: Options, native: bool = True) -> KernelBinary:
         """The binary for these argument kinds and options; with ``native`` its machine code is ready."""
         platform = get_platform(options.platform)
-        base = (kinds, options.resolved_kernel_type, platform.key, options.check)
+        base = (kinds, options.resolved_kernel_type, platform.key, options.check, sync_mode(options))
         b = self._known(base, options.tiling_key)
         if b is None:
             with self._lock:
@@ -90,7 +90,7 @@ class KernelBuilder:
         Learned by lowering the kernel (once per specialisation), without building anything.
         """
         platform = get_platform(options.platform)
-        base = (kinds, options.resolved_kernel_type, platform.key, options.check)
+        base = (kinds, options.resolved_kernel_type, platform.key, options.check, sync_mode(options))
         tested = self._tested.get(base)
         if tested is None:
             parsed = parse_function(self.kernel.fn)
@@ -177,7 +177,12 @@ def binary_key(kernel: KernelFunction, kinds: tuple[ArgKind, ...], options: Opti
     return BinaryKey(kernel=kernel.key_name, source=source, args=specs,
                      kernel_type=options.resolved_kernel_type.name, platform=platform.name,
                      platform_profile=hashlib.sha256(platform.key.encode()).hexdigest(), check=options.check,
-                     tiling_key=tiling_key, compiler=compiler_fingerprint())
+                     tiling_key=tiling_key, compiler=compiler_fingerprint(), sync=sync_mode(options))
+
+
+def sync_mode(options: Options) -> str:
+    """The ``sync`` field of a key: which synchronisation passes the lowering runs."""
+    return "+".join(m for m, on in (("auto", options.auto_sync), ("verify", options.verify_sync)) if on)
 
 
 def arg_spec(name: str, k: ArgKind) -> ArgSpec:
@@ -204,6 +209,7 @@ def lower_binary(kernel: KernelFunction, kinds: tuple[ArgKind, ...], options: Op
     values = {name: params.value(name, k) for name, k in zip(kernel.signature.parameters, kinds)}
     lw = Lowerer(kernel.__name__, platform, options)
     lw.lower_kernel(parsed, values)
+    lw.finish_sync()
     tested = frozenset(lw.facts.tiling_keys)
     check_tiling_key(kernel.__name__, tested, options.tiling_key)     # before anything is compiled
     key = binary_key(kernel, kinds, options, platform, options.tiling_key if tested else None)

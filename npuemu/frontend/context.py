@@ -86,6 +86,9 @@ class LoweringContext(Protocol):
     def emit(self, line: str) -> None:
         """Append a line of generated code at the current indentation."""
 
+    sync_plan: Any
+    """The kernel's accesses and control flow for automatic synchronisation (None below check ``full``)."""
+
     def emit_if(self, condition: str) -> AbstractContextManager[None]:
         """A context manager: what is emitted inside it runs only when the expression ``condition`` holds."""
 
@@ -101,8 +104,21 @@ class LoweringContext(Protocol):
     def emit_isa(self, module: str, fn: str, args: list[str], node: ast.AST | None) -> None:
         """Emit a call of an instruction with ``args`` and the location id of ``node``."""
 
-    def local_access(self, pipe: int, addr: str, nbytes: str, write: bool, node: ast.AST | None) -> None:
-        """Declare to the race and initialisation checks that ``pipe`` touches local memory (``full`` only)."""
+    def local_access(self, pipe: int, addr: str, nbytes: str, write: bool, node: ast.AST | None,
+                     region: tuple[int, int] | None = None) -> None:
+        """Declare to the race and initialisation checks that ``pipe`` touches local memory (``full`` only);
+        ``region``: the UB byte offsets it stays within, when known at compile time."""
+
+    def sync_access(self, pipe: int, memory: str, region: tuple[int, int] | None, write: bool,
+                    node: ast.AST | None) -> None:
+        """Record an access for automatic synchronisation (``full`` only; rules that declare accesses
+        themselves instead of through ``local_access``/``gm_access`` call it)."""
+
+    def sync_barrier(self, node: ast.AST | None) -> None:
+        """Record a full barrier (``pipe_barrier(PIPE_ALL)``, ``data_sync_barrier``) for sync insertion/verification."""
+
+    def sync_wait(self, src: int, dst: int, node: ast.AST | None) -> None:
+        """Record an explicit ``wait_flag`` ordering ``isa.hb`` pipe ``src`` before ``dst`` (sync verification)."""
 
     def gm_access(self, pipe: int, rid: str, off: str, nbytes: str, write: bool, node: ast.AST | None) -> None:
         """Declare to the race checks that ``pipe`` touches GM region ``rid`` (``full`` only)."""

@@ -29,6 +29,8 @@ class LoweringFacts:
     # lowering only
     tpipe: bool = False                                           # a TPipe was created
     queue_pipes: dict[int, tuple[int, int]] = field(default_factory=dict)   # queue id -> (producer, consumer) pipe
+    auto_ub: dict[tuple, int] = field(default_factory=dict)      # LocalTensorAuto call site -> UB byte offset
+    auto_ub_end: int = 0                                          # bytes of UB LocalTensorAuto has taken
 
     def freeze(self, gm_params: list[str], scalar_params: list[ScalarParam]) -> KernelFacts:
         return KernelFacts(blocking=self.blocking, cross_core=self.cross_core, dcache=self.dcache, blas=self.blas,

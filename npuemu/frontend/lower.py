@@ -9,18 +9,21 @@ delegated to the rules in :mod:`npuemu.frontend.rules` (see ``registry``).
 from __future__ import annotations
 
 import ast
+import contextlib
+import dataclasses
 import re
-from typing import Any, NoReturn
+from typing import Any, Iterator, NoReturn
 
 from .. import errors
 from ..errors import KernelCompileError, KernelTypeError, SourceLoc, UnsupportedSyntaxError
 from ..codegen.emitter import Emitter
+from .autosync import GM, LOCAL, SyncPlan
 from .expressions import ExpressionLowering
 from .facts import LoweringFacts
 from .scope import Scope
 from .statements import StatementLowering
 from .source import ParsedFunction
-from .types import (GlobalTensorT, KType, RecordT, ScalarT, TupleT, Value, is_number, scalar)
+from .types import (GlobalTensorT, KType, LocalTensorT, RecordT, ScalarT, TupleT, Value, is_number, scalar)
 
 class Lowerer(StatementLowering, ExpressionLowering):
     """Lowers one kernel specialisation to generated Python source."""
@@ -36,6 +39,8 @@ class Lowerer(StatementLowering, ExpressionLowering):
         self.facts = LoweringFacts(kernel_type=options.resolved_kernel_type)   # what rules learn (see facts.py)
         self._inline_count = 0
         self.epilogue: list[str] = []            # statements run when a core reaches the kernel's end
+        # every access and the control flow around it, for automatic synchronisation (autosync.py)
+        self.sync_plan = SyncPlan(options.resolved_kernel_type) if self.full_check else None
 
     def at_kernel_end(self, line: str) -> None:
         """Emit ``line`` once, after the kernel body (e.g. a check that no event flag is left set)."""
@@ -88,9 +93,23 @@ class Lowerer(StatementLowering, ExpressionLowering):
     def emit_isa(self, module: str, fn: str, args: list[str], node: ast.AST | None) -> None:
         self.emit(self.call_isa(module, fn, args, node))
 
-    def emit_if(self, condition: str) -> Any:
+    @contextlib.contextmanager
+    def emit_if(self, condition: str) -> Iterator[None]:
         """A context manager: what is emitted inside it runs only when the expression ``condition`` holds."""
-        return self.em.block(f"if {condition}:")
+        with self.em.block(f"if {condition}:"), self.sync_region("if"):
+            yield
+
+    @contextlib.contextmanager
+    def sync_region(self, kind: str) -> Iterator[None]:
+        """Record a runtime ``if`` branch or loop body around what is lowered inside (see autosync.py)."""
+        if self.sync_plan is None:
+            yield
+            return
+        self.sync_plan.enter(kind)
+        try:
+            yield
+        finally:
+            self.sync_plan.leave()
 
     def declare_runtime(self, name: str, init: str) -> str:
         """Declare variable ``name``, set to the expression ``init`` once at the top of the kernel.
@@ -109,6 +128,7 @@ class Lowerer(StatementLowering, ExpressionLowering):
         cur = self.scope.bindings.get(name)
         if cur is None or cur.is_const:
             return False
+        new = _without_region(new)
         if cur.code and all(c in self.runtime_vars for c in cur.code):
             self.emit(f"{', '.join(cur.code)} = {', '.join(new.code)}")
             self.rebind_type(name, Value(new.type, code=cur.code))
@@ -136,20 +156,50 @@ class Lowerer(StatementLowering, ExpressionLowering):
         """Whether this binary is built for check level ``full`` (race, initialisation and DCache checks)."""
         return getattr(self.options, "check", "default") == "full"
 
-    def local_access(self, pipe: int, addr: str, nbytes: str, write: bool, node: ast.AST | None) -> None:
+    def local_access(self, pipe: int, addr: str, nbytes: str, write: bool, node: ast.AST | None,
+                     region: tuple[int, int] | None = None) -> None:
         """Declare that pipe ``pipe`` (an ``isa.hb`` pipe) reads/writes ``nbytes`` of local memory at ``addr``.
 
         Only a ``full`` binary gets the check call; rules declare every operand of
         every instruction so the race and initialisation checks see all accesses.
+        ``region``: byte offsets in UB the access stays within, when known at compile time.
         """
         if self.full_check:
+            self.sync_access(pipe, LOCAL, region, int(write) == 1, node)   # kind 2 (READ_SPAN) reads
             self.emit_isa("checks", "local_access", ["_st", "_sh", str(pipe), addr, nbytes, str(write)], node)
 
     def gm_access(self, pipe: int, rid: str, off: str, nbytes: str, write: bool, node: ast.AST | None) -> None:
         """Declare a DMA access of ``nbytes`` at byte ``off`` of GM region ``rid`` (see ``local_access``)."""
         if self.full_check:
+            self.sync_access(pipe, GM, None, bool(write), node)
             self.emit_isa("checks", "gm_access", ["_st", "_sh", "_gsh", "_dc", str(pipe), rid, off, nbytes,
                                                   str(write)], node)
+
+    def finish_sync(self) -> None:
+        """Once the kernel is lowered: turn the sync placeholders into syncs (auto sync) or drop them."""
+        if self.sync_plan is None:
+            return
+        enabled = bool(getattr(self.options, "auto_sync", False) or self.facts.auto_ub)
+        if self.sync_plan.finish(self.em.lines, enabled, self.isa, self.full_check):
+            self.at_kernel_end(f"{self.isa('sync', 'check_flags_clear')}(_st)")
+        if getattr(self.options, "verify_sync", False):
+            self.sync_plan.report_redundant(self.em.locs, self.kernel_name)
+
+    def sync_barrier(self, node: ast.AST | None) -> None:
+        """Record a full barrier for automatic synchronisation and sync verification."""
+        if self.sync_plan is not None:
+            self.sync_plan.barrier(self.loc_id(node))
+
+    def sync_wait(self, src: int, dst: int, node: ast.AST | None) -> None:
+        """Record an explicit ``wait_flag`` ordering ``isa.hb`` pipe ``src`` before ``dst``."""
+        if self.sync_plan is not None:
+            self.sync_plan.wait(src, dst, self.loc_id(node))
+
+    def sync_access(self, pipe: int, memory: str, region: tuple[int, int] | None, write: bool,
+                    node: ast.AST | None) -> None:
+        """Record an access for automatic synchronisation; the syncs it needs go just here (autosync.py)."""
+        if self.sync_plan is not None:
+            self.emit(self.sync_plan.access(pipe, memory, region, write, self.loc_id(node)))
 
     def wait_until(self, ready: str, node: ast.AST | None) -> None:
         """Emit a cross-core wait: the core yields to the scheduler until the expression ``ready`` holds.
@@ -291,6 +341,8 @@ class Lowerer(StatementLowering, ExpressionLowering):
                 return
             if existing is not None and (existing.is_const or existing.type != v.type):
                 existing = self._template(v, self.em.tmp(name) + "_")
+        else:
+            v = _without_region(v)      # a name assigned again may hold either tensor where it is used
         if existing is None:
             existing = self._template(v, f"{sc.prefix}{name}_")
         sc.bindings[name] = self._store(existing, v, node, name)
@@ -306,6 +358,7 @@ class Lowerer(StatementLowering, ExpressionLowering):
         sc = self.scope
         for name, v in params.items():
             if sc.parsed.assigned_names.get(name, 0):
+                v = _without_region(v)
                 sc.bindings[name] = self._store(self._template(v, f"{sc.prefix}{name}_"), v, node, name)
             else:
                 sc.bindings[name] = v
@@ -370,6 +423,13 @@ def _unliteral(arg: str) -> str:
     if arg in ("True", "False"):
         return f"np.bool_({arg})"
     return arg
+
+
+def _without_region(v: Value) -> Value:
+    """``v`` with the compile-time UB range of a LocalTensor forgotten (autosync.py then assumes any)."""
+    if isinstance(v.type, LocalTensorT) and v.type.region is not None:
+        return Value(dataclasses.replace(v.type, region=None), const=v.const, code=v.code, items=v.items)
+    return v
 
 
 def _same_const(a: Any, b: Any) -> bool:

@@ -80,6 +80,9 @@ class LocalTensorT(KType):
 
     dtype: DataType
     pos: TPosition
+    # UB byte offsets [lo, hi) the tensor stays within when known at compile time (LocalTensorAuto and its
+    # sub-tensors), for automatic synchronisation; not part of the type's identity
+    region: tuple[int, int] | None = field(default=None, compare=False)
     fields = ("addr", "len")
 
     def describe(self) -> str:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 
 from ...isa import hb
+from ..autosync import GM, LOCAL
 from ..context import LoweringContext
 from ..types import Value
 from .common import plain_int
@@ -45,7 +46,13 @@ def tensor_bytes(t: Value) -> str:
 def local(lw: LoweringContext, pipe: int, t: Value, nbytes: str, kind: int, node: ast.AST | None) -> None:
     """``nbytes`` of LocalTensor ``t`` from its start (clamped to the tensor)."""
     if lw.full_check:
-        lw.local_access(pipe, plain_int(t.code[0]), f"min({nbytes}, {tensor_bytes(t)})", kind, node)
+        lw.local_access(pipe, plain_int(t.code[0]), f"min({nbytes}, {tensor_bytes(t)})", kind, node,
+                        region=region_of(t))
+
+
+def region_of(t: Value) -> tuple[int, int] | None:
+    """The UB bytes ``t`` stays within, when known at compile time (a ``LocalTensorAuto`` and its sub-tensors)."""
+    return getattr(t.type, "region", None)
 
 
 def local_count(lw: LoweringContext, pipe: int, t: Value, count: str, kind: int, node: ast.AST | None) -> None:
@@ -91,6 +98,7 @@ def local_strided(lw: LoweringContext, pipe: int, t: Value, nbytes: str, step: s
                   node: ast.AST | None) -> None:
     """``count`` blocks of ``nbytes`` bytes, ``step`` bytes apart, from the start of ``t``."""
     if lw.full_check:
+        lw.sync_access(pipe, LOCAL, region_of(t), kind == WRITE, node)
         lw.emit_isa("checks", "local_access_strided",
                     ["_st", "_sh", str(pipe), plain_int(t.code[0]), plain_int(nbytes), plain_int(step),
                      plain_int(count), str(kind)], node)
@@ -106,6 +114,7 @@ def gm_strided(lw: LoweringContext, pipe: int, g: Value, nbytes: str, step: str,
                node: ast.AST | None) -> None:
     """``count`` blocks of ``nbytes`` bytes, ``step`` bytes apart, from the start of ``g``."""
     if lw.full_check:
+        lw.sync_access(pipe, GM, None, bool(write), node)
         lw.emit_isa("checks", "gm_access_strided",
                     ["_st", "_sh", "_gsh", "_dc", str(pipe), plain_int(g.code[0]), plain_int(g.code[1]),
                      plain_int(nbytes), plain_int(step), plain_int(count), str(int(write))], node)

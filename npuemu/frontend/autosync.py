@@ -1,0 +1,326 @@
+"""Automatic pipe synchronisation (pyasc's ``auto_sync`` / ``insert_sync``) and the static sync analysis.
+
+While a kernel is lowered for check level ``full``, every access hook
+(``Lowerer.local_access`` / ``gm_access``) also records the access here,
+with its pipe, memory (local or GM), the byte range when it is known at
+compile time (a ``LocalTensorAuto`` tensor) and whether it writes, and
+leaves a placeholder line in the generated code just before the instruction.
+Runtime ``if``/``else``, loops, ``break``/``continue`` and
+``pipe_barrier(PIPE_ALL)`` are recorded as the structure around them.
+
+Once the kernel is lowered, :meth:`SyncPlan.finish` runs a forward dataflow
+analysis over that record.  Its state is the set of *pending* accesses:
+``(Q, memory, range, write, P)`` means an access by pipe Q that nothing yet
+orders before pipe P.  An access by pipe P conflicts with a pending entry
+of another pipe Q aimed at P when the memories match, the ranges overlap
+(an unknown range overlaps everything) and one of the two writes; each
+conflict needs Q ordered before P at that point.  Branches join by union,
+loops iterate to a fixpoint (what reaches the loop head from the back edge
+and ``continue`` is merged into what enters it), ``break`` joins the loop's
+exit.  The result is conservative: a sync is inserted whenever some path
+may need it.
+
+With auto sync on (the ``auto_sync``/``insert_sync`` option, or a kernel
+that uses ``LocalTensorAuto``) each placeholder becomes, for every pipe Q it
+needs ordered before P, ``set_flag(Q_P, AUTO_EVENT_ID)`` immediately
+followed by ``wait_flag(Q_P, AUTO_EVENT_ID)``, or one
+``pipe_barrier(PIPE_ALL)`` when the core has no flag for the pair (e.g. S on
+the cube core).  Otherwise placeholders are dropped.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from ..language.enums import HardEvent, KernelType, PipeID
+from ..errors import RedundantSyncWarning
+from ..isa import hb
+
+AUTO_EVENT_ID = 7       # the id Ascend C's own automatic synchronisation uses
+LOCAL, GM = "local", "GM"
+MARK = "#autosync "
+
+_AIV_PIPES = frozenset({hb.S, hb.V, hb.MTE2, hb.MTE3})
+_AIC_PIPES = frozenset({hb.M, hb.MTE1, hb.MTE2, hb.MTE3, hb.FIX})
+
+
+def _events(names: str) -> frozenset[tuple[int, int]]:
+    out = set()
+    for n in names.split():
+        a, b = n.split("_")
+        out.add((hb.PIPE_NAMES.index(a), hb.PIPE_NAMES.index(b)))
+    return frozenset(out)
+
+
+# the flag pairs each core type has (isa/sync.py AIV_EVENTS / AIC_EVENTS)
+AIV_PAIRS = _events("S_V S_MTE2 S_MTE3 V_S V_MTE2 V_MTE3 MTE2_S MTE2_V MTE2_MTE3 MTE3_S MTE3_V MTE3_MTE2")
+AIC_PAIRS = _events("M_MTE1 M_MTE2 M_FIX MTE1_M MTE1_MTE2 MTE1_MTE3 MTE1_FIX MTE2_M MTE2_MTE1 MTE2_MTE3 "
+                    "MTE3_MTE1 MTE3_MTE2 FIX_M FIX_MTE1")
+
+
+@dataclass
+class Access:
+    pipe: int
+    memory: str
+    lo: int | None          # byte range [lo, hi) in the memory; None: unknown (aliases everything)
+    hi: int | None
+    write: bool
+    slot: int
+    loc: int
+
+
+@dataclass
+class Block:
+    kind: str                                   # "seq", "if", "loop"
+    items: list[Any] = field(default_factory=list)
+    orelse: list[Any] = field(default_factory=list)
+    in_else: bool = False
+
+
+@dataclass
+class Jump:
+    kind: str                                   # "break" or "continue"
+
+
+@dataclass
+class Sync:
+    """An explicit sync of the kernel: a ``wait_flag`` (orders ``src`` before ``dst``) or a full barrier."""
+
+    kind: str                                   # "wait" or "barrier"
+    src: int
+    dst: int
+    loc: int
+
+
+Pending = frozenset          # of (pipe, memory, lo, hi, write, target pipe, cover)
+
+
+class SyncPlan:
+    """The record of one kernel's accesses and control flow, and the syncs it needs."""
+
+    def __init__(self, kernel_type: KernelType):
+        self.kernel_type = kernel_type
+        self.root = Block("seq")
+        self.stack: list[Block] = [self.root]
+        self.slots: list[Access] = []
+        self.need: dict[int, set[int]] = {}     # slot -> pipes that must be ordered before its pipe
+
+    # ------------------------------------------------------------------ recording
+
+    def _items(self) -> list[Any]:
+        b = self.stack[-1]
+        return b.orelse if b.in_else else b.items
+
+    def access(self, pipe: int, memory: str, region: tuple[int, int] | None, write: bool, loc: int) -> str:
+        """Record an access; returns the placeholder line to emit just before the instruction."""
+        lo, hi = region if region is not None else (None, None)
+        a = Access(pipe, memory, lo, hi, bool(write), len(self.slots), loc)
+        self.slots.append(a)
+        self._items().append(a)
+        return f"{MARK}{a.slot}"
+
+    def barrier(self, loc: int) -> None:
+        """``pipe_barrier(PIPE_ALL)`` / ``data_sync_barrier``: everything before is ordered before everything after."""
+        self._items().append(Sync("barrier", -1, -1, loc))
+
+    def wait(self, src: int, dst: int, loc: int) -> None:
+        """An explicit ``wait_flag`` of event ``src``_``dst``."""
+        self._items().append(Sync("wait", src, dst, loc))
+
+    def jump(self, kind: str) -> None:
+        self._items().append(Jump(kind))
+
+    def enter(self, kind: str) -> None:
+        """Open a runtime ``if`` (then-branch first) or a loop body."""
+        b = Block(kind)
+        self._items().append(b)
+        self.stack.append(b)
+
+    def orelse(self) -> None:
+        self.stack[-1].in_else = True
+
+    def leave(self) -> None:
+        self.stack.pop()
+
+    def mark(self) -> tuple[int, int]:
+        """Where recording is now (to :meth:`rollback` to, when the lowerer discards code it emitted)."""
+        return len(self.stack), len(self._items())
+
+    def rollback(self, mark: tuple[int, int]) -> None:
+        depth, n = mark
+        del self.stack[depth:]
+        del self._items()[n:]
+
+    # ------------------------------------------------------------------ analysis
+
+    def pair_core(self, q: int, p: int) -> frozenset[tuple[int, int]]:
+        """The flag pairs certainly legal where pipes ``q`` and ``p`` meet."""
+        kt = self.kernel_type
+        if kt == KernelType.AIV_ONLY or {q, p} & {hb.V}:
+            return AIV_PAIRS
+        if kt == KernelType.AIC_ONLY or {q, p} & {hb.M, hb.MTE1, hb.FIX}:
+            return AIC_PAIRS
+        return AIV_PAIRS & AIC_PAIRS                     # a mixed kernel's S/MTE2/MTE3 code: either core
+
+    def has_flag(self, q: int, p: int) -> bool:
+        return (q, p) in self.pair_core(q, p)
+
+    def analyse(self, verify: bool = False) -> None:
+        """Fill :attr:`need` for every recorded access (a fixpoint over the recorded control flow).
+
+        ``verify``: instead, model the kernel's own waits and barriers as covering the accesses
+        they order, and collect in :attr:`used` those some later conflicting access relies on.
+        """
+        self.verify = verify
+        self.used: set[int] = set()
+        self.need = {a.slot: set() for a in self.slots}
+        self._run(self.root.items, frozenset(), [])
+
+    def _run(self, items: list[Any], state: Pending | None, loops: list[dict[str, Pending]]) -> Pending | None:
+        for it in items:
+            if state is None:               # unreachable after break/continue
+                return None
+            if isinstance(it, Access):
+                state = self._access(it, state)
+            elif isinstance(it, Sync):
+                state = self._sync(it, state)
+            elif isinstance(it, Jump):
+                frame = loops[-1]
+                frame[it.kind] = frame[it.kind] | state
+                state = None
+            elif it.kind == "if":
+                a = self._run(it.items, state, loops)
+                b = self._run(it.orelse, state, loops)
+                state = a if b is None else b if a is None else a | b
+            else:
+                state = self._loop(it, state, loops)
+        return state
+
+    def _loop(self, loop: Block, entry: Pending, loops: list[dict[str, Pending]]) -> Pending:
+        head = entry
+        while True:
+            frame = {"break": frozenset(), "continue": frozenset()}
+            end = self._run(loop.items, head, [*loops, frame])
+            new = head | frame["continue"] | (end or frozenset())
+            if new == head:
+                return head | frame["break"]
+            head = new
+
+    def _sync(self, s: Sync, state: Pending) -> Pending:
+        if not self.verify:
+            # auto sync orders with syncs of its own: an explicit barrier counts, explicit flags
+            # (whose pairing is not tracked) do not
+            return frozenset() if s.kind == "barrier" else state
+        cover = frozenset({s.loc})
+        return frozenset((*e[:6], cover) if e[6] is None and (s.kind == "barrier" or (e[0], e[5]) == (s.src, s.dst))
+                         else e for e in state)
+
+    def _access(self, a: Access, state: Pending) -> Pending:
+        hits = [e for e in state
+                if e[5] == a.pipe and e[1] == a.memory and (e[4] or a.write) and _overlap(e[2], e[3], a.lo, a.hi)]
+        if self.verify:
+            for e in hits:
+                if e[6] is not None:
+                    self.used |= e[6]
+        else:
+            need = {e[0] for e in hits}
+            self.need[a.slot] |= need
+            if any(not self.has_flag(q, a.pipe) for q in need):
+                state = frozenset()                         # ordered by a full barrier
+            elif need:
+                state = frozenset(e for e in state if not (e[5] == a.pipe and e[0] in need))
+        add = {(a.pipe, a.memory, a.lo, a.hi, a.write, p, None) for p in range(hb.N_PIPES) if p != a.pipe}
+        return state | add
+
+    def redundant(self) -> list[int]:
+        """Location ids of the kernel's waits and barriers that order nothing a later access needs."""
+        self.analyse(verify=True)
+        syncs = {it.loc for it in _walk(self.root.items) if isinstance(it, Sync)}
+        return sorted(syncs - self.used)
+
+    def report_redundant(self, locs: list[Any], kernel: str) -> None:
+        """Warn (``RedundantSyncWarning``) about each redundant wait or barrier, naming its line."""
+        for loc in self.redundant():
+            where = locs[loc]
+            warnings.warn(RedundantSyncWarning(
+                f"in kernel '{kernel}': this synchronisation orders nothing a later access needs (no "
+                f"access after it conflicts with one it orders); it only costs time\n{where.render()}"),
+                stacklevel=2)
+
+    # ------------------------------------------------------------------ code
+
+    def sync_lines(self, slot: int, isa: Callable[[str, str], str], full: bool) -> list[str]:
+        """The generated lines ordering what placeholder ``slot`` needs (empty: nothing)."""
+        a = self.slots[slot]
+        need = sorted(self.need.get(slot, ()))
+        if not need:
+            return []
+        loc = f"np.int64({a.loc})"
+        if any(not self.has_flag(q, a.pipe) for q in need):
+            lines = [f"{isa('sync', 'pipe_barrier')}(_st, np.int64({int(PipeID.PIPE_ALL)}), {loc})"]
+            if full:
+                lines.append(f"{isa('hb', 'barrier_all')}(_st, _sh, {loc})")
+            return lines
+        lines = []
+        for q in need:
+            ev = int(HardEvent[f"{hb.PIPE_NAMES[q]}_{hb.PIPE_NAMES[a.pipe]}"])
+            for fn in ("set_flag", "wait_flag"):
+                args = f"np.int64({ev}), np.int64({AUTO_EVENT_ID}), {loc}"
+                lines.append(f"{isa('sync', fn)}(_st, {args})")
+                if full:
+                    lines.append(f"{isa('hb', fn)}(_st, _sh, {args})")
+        return lines
+
+    def finish(self, lines: list[str], enabled: bool, isa: Callable[[str, str], str], full: bool) -> int:
+        """Replace the placeholders in ``lines`` (in place) by the syncs they need, or drop them.
+
+        Returns the number of set/wait pairs and barriers inserted.
+        """
+        if enabled:
+            self.analyse()
+        out: list[str] = []
+        inserted = 0
+        for line in lines:
+            body = line.lstrip()
+            if not body.startswith(MARK):
+                out.append(line)
+                continue
+            indent = line[:len(line) - len(body)]
+            text, sep, tag = body.partition("  # @")
+            new = self.sync_lines(int(text[len(MARK):]), isa, full) if enabled else []
+            inserted += sum(1 for n in new if "sync__wait_flag" in n or "sync__pipe_barrier" in n)
+            out.extend(f"{indent}{n}{sep}{tag}" for n in new)
+        lines[:] = _fill_empty_blocks(out)
+        return inserted
+
+
+def _walk(items: list[Any]) -> Iterator[Any]:
+    for it in items:
+        yield it
+        if isinstance(it, Block):
+            yield from _walk(it.items)
+            yield from _walk(it.orelse)
+
+
+def _overlap(lo: int | None, hi: int | None, lo2: int | None, hi2: int | None) -> bool:
+    if lo is None or lo2 is None:
+        return True
+    return lo < hi2 and lo2 < hi
+
+
+def _fill_empty_blocks(lines: list[str]) -> list[str]:
+    """A block whose only lines were placeholders gets a ``pass``."""
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        out.append(line)
+        head = line.split("  # @")[0].rstrip()
+        if head.endswith(":") and not head.lstrip().startswith("#"):
+            depth = len(line) - len(line.lstrip())
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            if len(nxt) - len(nxt.lstrip()) <= depth or not nxt.strip():
+                out.append(" " * (depth + 4) + "pass")
+    return out
+
+
+__all__ = ["SyncPlan", "AUTO_EVENT_ID", "LOCAL", "GM"]
