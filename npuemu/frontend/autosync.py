@@ -93,7 +93,9 @@ class Sync:
     loc: int
 
 
-Pending = frozenset          # of (pipe, memory, lo, hi, write, target pipe, cover)
+# of (pipe, memory, lo, hi, write, target pipe, cover); cover: None (pending) or the locations of the
+# explicit syncs that order it (verify only, as are ("sync", loc) marks: syncs no access has followed yet)
+Pending = frozenset
 
 
 class SyncPlan:
@@ -174,6 +176,7 @@ class SyncPlan:
         """
         self.verify = verify
         self.used: set[int] = set()
+        self.followed: set[int] = set()
         self.need = {a.slot: set() for a in self.slots}
         self._run(self.root.items, frozenset(), [])
 
@@ -213,16 +216,19 @@ class SyncPlan:
             # (whose pairing is not tracked) do not
             return frozenset() if s.kind == "barrier" else state
         cover = frozenset({s.loc})
-        return frozenset((*e[:6], cover) if e[6] is None and (s.kind == "barrier" or (e[0], e[5]) == (s.src, s.dst))
-                         else e for e in state)
+        return frozenset((*e[:6], cover) if len(e) == 7 and e[6] is None and (
+            s.kind == "barrier" or (e[0], e[5]) == (s.src, s.dst)) else e for e in state) | {("sync", s.loc)}
 
     def _access(self, a: Access, state: Pending) -> Pending:
-        hits = [e for e in state
-                if e[5] == a.pipe and e[1] == a.memory and (e[4] or a.write) and _overlap(e[2], e[3], a.lo, a.hi)]
+        hits = [e for e in state if len(e) == 7 and e[5] == a.pipe and _same_memory(e[1], a.memory)
+                and (e[4] or a.write) and _overlap(e[2], e[3], a.lo, a.hi)]
         if self.verify:
             for e in hits:
                 if e[6] is not None:
                     self.used |= e[6]
+            passed = {e for e in state if len(e) == 2}
+            self.followed |= {e[1] for e in passed}           # syncs some access comes after
+            state = state - passed
         else:
             need = {e[0] for e in hits}
             self.need[a.slot] |= need
@@ -230,14 +236,20 @@ class SyncPlan:
                 state = frozenset()                         # ordered by a full barrier
             elif need:
                 state = frozenset(e for e in state if not (e[5] == a.pipe and e[0] in need))
+        if a.pipe == hb.S and not a.write:
+            return state                # a scalar read completes at issue: nothing later can race with it
         add = {(a.pipe, a.memory, a.lo, a.hi, a.write, p, None) for p in range(hb.N_PIPES) if p != a.pipe}
         return state | add
 
     def redundant(self) -> list[int]:
-        """Location ids of the kernel's waits and barriers that order nothing a later access needs."""
+        """Location ids of the kernel's waits and barriers that order nothing a later access needs.
+
+        A sync no access follows (the waits that consume the last flags before the kernel ends)
+        is part of the flag protocol, not reported.
+        """
         self.analyse(verify=True)
         syncs = {it.loc for it in _walk(self.root.items) if isinstance(it, Sync)}
-        return sorted(syncs - self.used)
+        return sorted((syncs & self.followed) - self.used)
 
     def report_redundant(self, locs: list[Any], kernel: str) -> None:
         """Warn (``RedundantSyncWarning``) about each redundant wait or barrier, naming its line."""
@@ -303,6 +315,20 @@ def _walk(items: list[Any]) -> Iterator[Any]:
             yield from _walk(it.orelse)
 
 
+def gm_memory(origin: int | None) -> str:
+    """The memory name of a GM access: ``GM<rid>`` for a known kernel parameter's region, else ``GM``."""
+    return GM if origin is None else f"{GM}{origin}"
+
+
+def _same_memory(a: str, b: str) -> bool:
+    """Whether two memory names may name the same bytes (``GM`` and ``local`` stand for any of their kind)."""
+    if a == b:
+        return True
+    if a.startswith(GM) and b.startswith(GM):
+        return a == GM or b == GM
+    return not a.startswith(GM) and not b.startswith(GM) and LOCAL in (a, b)
+
+
 def _overlap(lo: int | None, hi: int | None, lo2: int | None, hi2: int | None) -> bool:
     if lo is None or lo2 is None:
         return True
@@ -323,4 +349,4 @@ def _fill_empty_blocks(lines: list[str]) -> list[str]:
     return out
 
 
-__all__ = ["SyncPlan", "AUTO_EVENT_ID", "LOCAL", "GM"]
+__all__ = ["SyncPlan", "AUTO_EVENT_ID", "LOCAL", "GM", "gm_memory"]

@@ -105,9 +105,9 @@ class LoweringContext(Protocol):
         """Emit a call of an instruction with ``args`` and the location id of ``node``."""
 
     def local_access(self, pipe: int, addr: str, nbytes: str, write: bool, node: ast.AST | None,
-                     region: tuple[int, int] | None = None) -> None:
+                     where: tuple[str, tuple[int, int] | None] = ...) -> None:
         """Declare to the race and initialisation checks that ``pipe`` touches local memory (``full`` only);
-        ``region``: the UB byte offsets it stays within, when known at compile time."""
+        ``where``: the memory and compile-time byte range, for automatic synchronisation."""
 
     def sync_access(self, pipe: int, memory: str, region: tuple[int, int] | None, write: bool,
                     node: ast.AST | None) -> None:
@@ -120,8 +120,10 @@ class LoweringContext(Protocol):
     def sync_wait(self, src: int, dst: int, node: ast.AST | None) -> None:
         """Record an explicit ``wait_flag`` ordering ``isa.hb`` pipe ``src`` before ``dst`` (sync verification)."""
 
-    def gm_access(self, pipe: int, rid: str, off: str, nbytes: str, write: bool, node: ast.AST | None) -> None:
-        """Declare to the race checks that ``pipe`` touches GM region ``rid`` (``full`` only)."""
+    def gm_access(self, pipe: int, rid: str, off: str, nbytes: str, write: bool, node: ast.AST | None,
+                  origin: int | None = None) -> None:
+        """Declare to the race checks that ``pipe`` touches GM region ``rid`` (``full`` only); ``origin``:
+        the region id when known at compile time."""
 
     def wait_until(self, ready: str, node: ast.AST | None) -> None:
         """Emit a cross-core wait: the core yields to the scheduler until the expression ``ready`` holds."""

@@ -17,7 +17,7 @@ from typing import Any, Iterator, NoReturn
 from .. import errors
 from ..errors import KernelCompileError, KernelTypeError, SourceLoc, UnsupportedSyntaxError
 from ..codegen.emitter import Emitter
-from .autosync import GM, LOCAL, SyncPlan
+from .autosync import LOCAL, SyncPlan, gm_memory
 from .expressions import ExpressionLowering
 from .facts import LoweringFacts
 from .scope import Scope
@@ -128,7 +128,7 @@ class Lowerer(StatementLowering, ExpressionLowering):
         cur = self.scope.bindings.get(name)
         if cur is None or cur.is_const:
             return False
-        new = _without_region(new)
+        new = _without_region(new, gm=False)       # set_global_buffer checks the region itself
         if cur.code and all(c in self.runtime_vars for c in cur.code):
             self.emit(f"{', '.join(cur.code)} = {', '.join(new.code)}")
             self.rebind_type(name, Value(new.type, code=cur.code))
@@ -157,21 +157,24 @@ class Lowerer(StatementLowering, ExpressionLowering):
         return getattr(self.options, "check", "default") == "full"
 
     def local_access(self, pipe: int, addr: str, nbytes: str, write: bool, node: ast.AST | None,
-                     region: tuple[int, int] | None = None) -> None:
+                     where: tuple[str, tuple[int, int] | None] = (LOCAL, None)) -> None:
         """Declare that pipe ``pipe`` (an ``isa.hb`` pipe) reads/writes ``nbytes`` of local memory at ``addr``.
 
         Only a ``full`` binary gets the check call; rules declare every operand of
         every instruction so the race and initialisation checks see all accesses.
-        ``region``: byte offsets in UB the access stays within, when known at compile time.
+        ``where``: the memory (``UB``, ``L1``, ...; ``local``: unknown) and the byte offsets in it the
+        access stays within when known at compile time (``rules.access.where``), for auto sync.
         """
         if self.full_check:
-            self.sync_access(pipe, LOCAL, region, int(write) == 1, node)   # kind 2 (READ_SPAN) reads
+            self.sync_access(pipe, where[0], where[1], int(write) == 1, node)   # kind 2 (READ_SPAN) reads
             self.emit_isa("checks", "local_access", ["_st", "_sh", str(pipe), addr, nbytes, str(write)], node)
 
-    def gm_access(self, pipe: int, rid: str, off: str, nbytes: str, write: bool, node: ast.AST | None) -> None:
-        """Declare a DMA access of ``nbytes`` at byte ``off`` of GM region ``rid`` (see ``local_access``)."""
+    def gm_access(self, pipe: int, rid: str, off: str, nbytes: str, write: bool, node: ast.AST | None,
+                  origin: int | None = None) -> None:
+        """Declare a DMA access of ``nbytes`` at byte ``off`` of GM region ``rid`` (see ``local_access``);
+        ``origin``: the region id when known at compile time."""
         if self.full_check:
-            self.sync_access(pipe, GM, None, bool(write), node)
+            self.sync_access(pipe, gm_memory(origin), None, bool(write), node)
             self.emit_isa("checks", "gm_access", ["_st", "_sh", "_gsh", "_dc", str(pipe), rid, off, nbytes,
                                                   str(write)], node)
 
@@ -425,10 +428,13 @@ def _unliteral(arg: str) -> str:
     return arg
 
 
-def _without_region(v: Value) -> Value:
-    """``v`` with the compile-time UB range of a LocalTensor forgotten (autosync.py then assumes any)."""
+def _without_region(v: Value, gm: bool = True) -> Value:
+    """``v`` with the compile-time UB range of a LocalTensor (and with ``gm`` the GM region of a
+    GlobalTensor) forgotten: autosync.py then assumes any."""
     if isinstance(v.type, LocalTensorT) and v.type.region is not None:
         return Value(dataclasses.replace(v.type, region=None), const=v.const, code=v.code, items=v.items)
+    if gm and isinstance(v.type, GlobalTensorT) and v.type.origin is not None:
+        return Value(dataclasses.replace(v.type, origin=None), const=v.const, code=v.code, items=v.items)
     return v
 
 

@@ -68,6 +68,9 @@ class GlobalTensorT(KType):
     """
 
     dtype: DataType | None
+    # the kernel parameter's GM region id when known at compile time, for automatic synchronisation;
+    # not part of the type's identity
+    origin: int | None = field(default=None, compare=False)
     fields = ("rid", "off", "size")
 
     def describe(self) -> str:

@@ -30,7 +30,8 @@ from __future__ import annotations
 import ast
 
 from ...isa import hb
-from ..autosync import GM, LOCAL
+from ...language.enums import POSITION_MEMORY
+from ..autosync import LOCAL, gm_memory
 from ..context import LoweringContext
 from ..types import Value
 from .common import plain_int
@@ -47,12 +48,14 @@ def local(lw: LoweringContext, pipe: int, t: Value, nbytes: str, kind: int, node
     """``nbytes`` of LocalTensor ``t`` from its start (clamped to the tensor)."""
     if lw.full_check:
         lw.local_access(pipe, plain_int(t.code[0]), f"min({nbytes}, {tensor_bytes(t)})", kind, node,
-                        region=region_of(t))
+                        where=where(t))
 
 
-def region_of(t: Value) -> tuple[int, int] | None:
-    """The UB bytes ``t`` stays within, when known at compile time (a ``LocalTensorAuto`` and its sub-tensors)."""
-    return getattr(t.type, "region", None)
+def where(t: Value) -> tuple[str, tuple[int, int] | None]:
+    """The memory holding LocalTensor ``t`` (named by its position) and, when known at compile time
+    (a ``LocalTensorAuto`` and its sub-tensors), the bytes of it ``t`` stays within."""
+    hw = POSITION_MEMORY.get(t.type.pos)
+    return (hw.name if hw is not None else LOCAL), t.type.region
 
 
 def local_count(lw: LoweringContext, pipe: int, t: Value, count: str, kind: int, node: ast.AST | None) -> None:
@@ -98,7 +101,7 @@ def local_strided(lw: LoweringContext, pipe: int, t: Value, nbytes: str, step: s
                   node: ast.AST | None) -> None:
     """``count`` blocks of ``nbytes`` bytes, ``step`` bytes apart, from the start of ``t``."""
     if lw.full_check:
-        lw.sync_access(pipe, LOCAL, region_of(t), kind == WRITE, node)
+        lw.sync_access(pipe, *where(t), kind == WRITE, node)
         lw.emit_isa("checks", "local_access_strided",
                     ["_st", "_sh", str(pipe), plain_int(t.code[0]), plain_int(nbytes), plain_int(step),
                      plain_int(count), str(kind)], node)
@@ -107,14 +110,15 @@ def local_strided(lw: LoweringContext, pipe: int, t: Value, nbytes: str, step: s
 def gm(lw: LoweringContext, pipe: int, g: Value, nbytes: str, write: bool, node: ast.AST | None) -> None:
     """``nbytes`` of GlobalTensor ``g`` from its start."""
     if lw.full_check:
-        lw.gm_access(pipe, plain_int(g.code[0]), plain_int(g.code[1]), plain_int(nbytes), int(write), node)
+        lw.gm_access(pipe, plain_int(g.code[0]), plain_int(g.code[1]), plain_int(nbytes), int(write), node,
+                     origin=g.type.origin)
 
 
 def gm_strided(lw: LoweringContext, pipe: int, g: Value, nbytes: str, step: str, count: str, write: bool,
                node: ast.AST | None) -> None:
     """``count`` blocks of ``nbytes`` bytes, ``step`` bytes apart, from the start of ``g``."""
     if lw.full_check:
-        lw.sync_access(pipe, GM, None, bool(write), node)
+        lw.sync_access(pipe, gm_memory(g.type.origin), None, bool(write), node)
         lw.emit_isa("checks", "gm_access_strided",
                     ["_st", "_sh", "_gsh", "_dc", str(pipe), plain_int(g.code[0]), plain_int(g.code[1]),
                      plain_int(nbytes), plain_int(step), plain_int(count), str(int(write))], node)

@@ -64,7 +64,11 @@ def _set_global_buffer(lw: LoweringContext, call: Call) -> None:
         lw.type_error(f"set_global_buffer needs a GlobalAddress (a kernel array argument, possibly offset), "
                       f"got {lw.describe(buf)}", call.node)
     size_code = "-1" if size.is_const and size.const is None else lw.int_expr(size, call.node, "buffer_size")
-    new = Value(GlobalTensorT(buf.type.dtype), code=(buf.code[0], buf.code[1], size_code))
+    origin = int(buf.code[0]) if buf.code[0].isdigit() else None      # the parameter's region id
+    old = call.recv.type
+    if old.dtype is not None and old.origin != origin:
+        origin = None               # bound before to another region: either may be what later code sees
+    new = Value(GlobalTensorT(buf.type.dtype, origin=origin), code=(buf.code[0], buf.code[1], size_code))
     _update_receiver(lw, call, new)
 
 
@@ -251,7 +255,7 @@ def _scalar_access(lw: LoweringContext, t: Value, idx: str, kind: int, node) -> 
         size = t.type.dtype.sizeof()
         lw.local_access(hb.S, f"({t.code[0]}) + ({idx}) * {size}",
                         f"({size} if 0 <= ({idx}) < ({t.code[1]}) else 0)", kind, node,
-                        region=getattr(t.type, "region", None))
+                        where=access.where(t))
 
 
 # ---------------------------------------------------------------------------- LocalTensorAuto
