@@ -43,7 +43,7 @@ class Options:
     matmul_cube_only: pyasc's switch for cube-only kernels.
     tiling_key: the launch's tiling key (``asc.tiling_key_is``); None: no key.
     auto_sync: insert the pipe synchronisation the kernel lacks, as pyasc's compiler does
-        (``auto_sync``/``insert_sync``; at check level ``full``, see docs/auto-sync.md).
+        (``auto_sync``/``insert_sync``; see docs/auto-sync.md).
     verify_sync: check the kernel's own synchronisation: missing syncs are races (check ``full``,
         selected unless ``check`` is given), redundant ones ``RedundantSyncWarning``.
     timeout: seconds a launch may run before it is stopped (``KernelTimeoutError``); None: no limit.

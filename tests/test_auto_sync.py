@@ -119,7 +119,14 @@ def test_sync_free_kernel_with_branches_and_continue():
     branchy[1](x, z, 5, 2, auto_sync=True, **FULL)
     np.testing.assert_array_equal(z, _branchy_reference(x, 2))
     source = branchy.compile([asc.float32, asc.float32, int, int], auto_sync=True, **FULL).source
-    assert "sync__set_flag" in source and "sync__wait_flag" in source
+    assert "sync__set_flag" in source and "hb__wait_flag" in source
+    # below check level full the same syncs are inserted, without the race checker's clocks
+    z = np.zeros_like(x)
+    branchy[1](x, z, 5, 2, auto_sync=True)
+    np.testing.assert_array_equal(z, _branchy_reference(x, 2))
+    default = branchy.compile([asc.float32, asc.float32, int, int], auto_sync=True).source
+    assert "hb__" not in default
+    assert default.count("sync__set_flag(") == source.count("sync__set_flag(")
 
 
 # ---------------------------------------------------------------------------- LocalTensorAuto

@@ -1,6 +1,6 @@
 """Automatic pipe synchronisation (pyasc's ``auto_sync`` / ``insert_sync``) and the static sync analysis.
 
-While a kernel is lowered for check level ``full``, every access hook
+While a kernel is lowered (at every check level), every access hook
 (``Lowerer.local_access`` / ``gm_access``) also records the access here,
 with its pipe, memory (local or GM), the byte range when it is known at
 compile time (a ``LocalTensorAuto`` tensor) and whether it writes, and

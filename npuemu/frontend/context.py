@@ -35,6 +35,10 @@ class LoweringContext(Protocol):
     """What the rules learn about the kernel: launch-relevant facts and lowering state shared by rules."""
 
     @property
+    def declares_access(self) -> bool:
+        """Whether rules must declare their accesses (``access.py``): guard the work of building them with it."""
+
+    @property
     def full_check(self) -> bool:
         """Whether the binary is built for check level ``full`` (race, initialisation and DCache checks)."""
 

@@ -40,7 +40,7 @@ class Lowerer(StatementLowering, ExpressionLowering):
         self._inline_count = 0
         self.epilogue: list[str] = []            # statements run when a core reaches the kernel's end
         # every access and the control flow around it, for automatic synchronisation (autosync.py)
-        self.sync_plan = SyncPlan(options.resolved_kernel_type) if self.full_check else None
+        self.sync_plan = SyncPlan(options.resolved_kernel_type)
 
     def at_kernel_end(self, line: str) -> None:
         """Emit ``line`` once, after the kernel body (e.g. a check that no event flag is left set)."""
@@ -152,6 +152,12 @@ class Lowerer(StatementLowering, ExpressionLowering):
         return self._store(self._template(value, self.em.tmp(hint) + "_", keep_consts=True), value, None)
 
     @property
+    def declares_access(self) -> bool:
+        """Whether rules declare their accesses: always (the sync analysis reads them at every level;
+        only a ``full`` binary gets the race and initialisation check calls)."""
+        return self.sync_plan is not None
+
+    @property
     def full_check(self) -> bool:
         """Whether this binary is built for check level ``full`` (race, initialisation and DCache checks)."""
         return getattr(self.options, "check", "default") == "full"
@@ -161,20 +167,21 @@ class Lowerer(StatementLowering, ExpressionLowering):
         """Declare that pipe ``pipe`` (an ``isa.hb`` pipe) reads/writes ``nbytes`` of local memory at ``addr``.
 
         Only a ``full`` binary gets the check call; rules declare every operand of
-        every instruction so the race and initialisation checks see all accesses.
+        every instruction (at every level, see ``declares_access``) so the race and
+        initialisation checks and the sync analysis see all accesses.
         ``where``: the memory (``UB``, ``L1``, ...; ``local``: unknown) and the byte offsets in it the
         access stays within when known at compile time (``rules.access.where``), for auto sync.
         """
+        self.sync_access(pipe, where[0], where[1], int(write) == 1, node)   # kind 2 (READ_SPAN) reads
         if self.full_check:
-            self.sync_access(pipe, where[0], where[1], int(write) == 1, node)   # kind 2 (READ_SPAN) reads
             self.emit_isa("checks", "local_access", ["_st", "_sh", str(pipe), addr, nbytes, str(write)], node)
 
     def gm_access(self, pipe: int, rid: str, off: str, nbytes: str, write: bool, node: ast.AST | None,
                   origin: int | None = None) -> None:
         """Declare a DMA access of ``nbytes`` at byte ``off`` of GM region ``rid`` (see ``local_access``);
         ``origin``: the region id when known at compile time."""
+        self.sync_access(pipe, gm_memory(origin), None, bool(write), node)
         if self.full_check:
-            self.sync_access(pipe, gm_memory(origin), None, bool(write), node)
             self.emit_isa("checks", "gm_access", ["_st", "_sh", "_gsh", "_dc", str(pipe), rid, off, nbytes,
                                                   str(write)], node)
 

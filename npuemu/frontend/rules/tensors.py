@@ -251,7 +251,7 @@ def _local_set_value(lw: LoweringContext, call: Call) -> None:
 def _scalar_access(lw: LoweringContext, t: Value, idx: str, kind: int, node) -> None:
     """Element ``idx`` of ``t``, read or written by the scalar unit (an index outside ``t`` is not declared:
     the access itself reports it)."""
-    if lw.full_check:
+    if lw.declares_access:
         size = t.type.dtype.sizeof()
         lw.local_access(hb.S, f"({t.code[0]}) + ({idx}) * {size}",
                         f"({size} if 0 <= ({idx}) < ({t.code[1]}) else 0)", kind, node,
