@@ -257,7 +257,8 @@ class SyncPlan:
             where = locs[loc]
             warnings.warn(RedundantSyncWarning(
                 f"in kernel '{kernel}': this synchronisation orders nothing a later access needs (no "
-                f"access after it conflicts with one it orders); it only costs time\n{where.render()}"),
+                f"access after it conflicts with one it orders); it only costs time: remove it (a wait_flag "
+                f"together with its set_flag)\n{where.render()}"),
                 stacklevel=2)
 
     # ------------------------------------------------------------------ code
@@ -287,7 +288,7 @@ class SyncPlan:
     def finish(self, lines: list[str], enabled: bool, isa: Callable[[str, str], str], full: bool) -> int:
         """Replace the placeholders in ``lines`` (in place) by the syncs they need, or drop them.
 
-        Returns the number of set/wait pairs and barriers inserted.
+        Returns the number of places where synchronisation was inserted.
         """
         if enabled:
             self.analyse()
@@ -301,7 +302,7 @@ class SyncPlan:
             indent = line[:len(line) - len(body)]
             text, sep, tag = body.partition("  # @")
             new = self.sync_lines(int(text[len(MARK):]), isa, full) if enabled else []
-            inserted += sum(1 for n in new if "sync__wait_flag" in n or "sync__pipe_barrier" in n)
+            inserted += bool(new)
             out.extend(f"{indent}{n}{sep}{tag}" for n in new)
         lines[:] = _fill_empty_blocks(out)
         return inserted
