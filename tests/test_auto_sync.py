@@ -61,6 +61,7 @@ def _bundled(catalog, name, shape, **launch):
 
 @pytest.mark.parametrize("name, shape", [
     ("add_static", (4096,)), ("layernorm", (5, 200)), ("softmax", (33, 200)), ("matmul", (17, 40, 33)),
+    ("add", (4096,)),       # TQue-based: the queues order it already, the inserted syncs come on top
 ])
 def test_bundled_kernel_without_its_flags_runs_clean_with_auto_sync(stripped, name, shape):
     out, ref, tol = _bundled(stripped, name, shape, auto_sync=True, **FULL)
@@ -68,12 +69,19 @@ def test_bundled_kernel_without_its_flags_runs_clean_with_auto_sync(stripped, na
     assert ok, worst
 
 
-@pytest.mark.parametrize("name, shape", [("add_static", (4096,)), ("matmul", (17, 40, 33))])
-def test_bundled_kernel_without_its_flags_is_racy_as_written(stripped, name, shape):
+@pytest.mark.parametrize("name, shape, file, line, message", [
+    ("add_static", (4096,), "add_static.py", "asc.add(lz[half:], lx[half:], ly[half:], count)",
+     r"RAW: V read of UB .* MTE2 write .*\(missing set_flag/wait_flag MTE2_V"),
+    ("matmul", (17, 40, 33), "_cube.py", "asc.load_data(a2[i * k_blocks * ROWS * c0:]",
+     r"RAW: MTE1 read of L1 .* MTE2 write .*\(missing set_flag/wait_flag MTE2_MTE1"),
+    ("layernorm", (5, 200), "_rows.py", "return t.get_value(0)", r"RAW: S read of UB .* V write"),
+])
+def test_bundled_kernel_without_its_flags_is_racy_as_written(stripped, name, shape, file, line, message):
     with pytest.raises(errors.RaceError) as info:
         _bundled(stripped, name, shape, **FULL)
-    assert info.value.rule == "race"
-    assert "syncfree_kernels" in info.value.loc.filename
+    e = info.value
+    assert e.rule == "race" and re.search(message, str(e)), str(e)
+    assert e.loc.filename.endswith(f"syncfree_kernels/{file}") and e.loc.line_text.strip().startswith(line)
 
 
 # ---------------------------------------------------------------------------- a sync-free kernel with branches
@@ -230,6 +238,10 @@ def test_verify_sync_warns_about_redundant_waits_and_barriers_only():
     assert not any("MTE2_V" in t or "V_MTE3" in t or "MTE3_V, 1" in t or "PIPE_ALL" in t for t in lines), lines
     assert len(lines) == 2
     assert "orders nothing a later access needs" in lines[0]
+    # the reports are kept with the binary: a process that loads it from the store is warned too
+    over_synced.builder.clear()
+    with pytest.warns(errors.RedundantSyncWarning, match="orders nothing"):
+        over_synced[1](x, z, verify_sync=True)
 
 
 def test_verify_sync_accepts_the_bundled_hand_synchronised_kernel():

@@ -29,12 +29,10 @@ the cube core).  Otherwise placeholders are dropped.
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from ..language.enums import HardEvent, KernelType, PipeID
-from ..errors import RedundantSyncWarning
 from ..isa import hb
 
 AUTO_EVENT_ID = 7       # the id Ascend C's own automatic synchronisation uses
@@ -244,22 +242,21 @@ class SyncPlan:
     def redundant(self) -> list[int]:
         """Location ids of the kernel's waits and barriers that order nothing a later access needs.
 
-        A sync no access follows (the waits that consume the last flags before the kernel ends)
-        is part of the flag protocol, not reported.
+        Not reported, as part of the flag protocol rather than of the ordering: a sync no access
+        follows (the waits that consume the last flags before the kernel ends), and a wait of an
+        event another, needed, wait also waits for (its set_flag serves that one too).
         """
         self.analyse(verify=True)
-        syncs = {it.loc for it in _walk(self.root.items) if isinstance(it, Sync)}
-        return sorted((syncs & self.followed) - self.used)
+        syncs = [it for it in _walk(self.root.items) if isinstance(it, Sync)]
+        needed = {(s.src, s.dst) for s in syncs if s.kind == "wait" and s.loc in self.used}
+        return sorted({s.loc for s in syncs if s.loc in self.followed and s.loc not in self.used
+                       and (s.kind == "barrier" or (s.src, s.dst) not in needed)})
 
-    def report_redundant(self, locs: list[Any], kernel: str) -> None:
-        """Warn (``RedundantSyncWarning``) about each redundant wait or barrier, naming its line."""
-        for loc in self.redundant():
-            where = locs[loc]
-            warnings.warn(RedundantSyncWarning(
-                f"in kernel '{kernel}': this synchronisation orders nothing a later access needs (no "
-                f"access after it conflicts with one it orders); it only costs time: remove it (a wait_flag "
-                f"together with its set_flag)\n{where.render()}"),
-                stacklevel=2)
+    def redundant_reports(self, locs: list[Any], kernel: str) -> list[str]:
+        """One ``RedundantSyncWarning`` message per redundant wait or barrier, naming its line."""
+        return [f"in kernel '{kernel}': this synchronisation orders nothing a later access needs (no access "
+                f"after it conflicts with one it orders); it only costs time: remove it (a wait_flag together "
+                f"with its set_flag)\n{locs[loc].render()}" for loc in self.redundant()]
 
     # ------------------------------------------------------------------ code
 

@@ -14,6 +14,7 @@ import hashlib
 import inspect
 import os
 import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from ..binary.kernel_binary import KernelBinary
 from ..binary.key import ArgSpec, BinaryKey
 from ..codegen.compiler import generated_module
 from ..codegen.module import module_source
-from ..errors import LaunchError
+from ..errors import LaunchError, RedundantSyncWarning
 from ..language.enums import KernelType
 from ..language.struct import ArrayField, Struct, StructField
 from ..options import Options
@@ -77,6 +78,8 @@ class KernelBuilder:
                 b = self._known(base, options.tiling_key)
                 if b is None:
                     b = self._stored(kinds, options, platform) or self._build(kinds, options, platform)
+                    for message in b.facts.redundant_syncs:
+                        warnings.warn(RedundantSyncWarning(message), stacklevel=3)
                     self._tested[base] = frozenset(b.facts.tiling_keys)
                     check_tiling_key(self.kernel.__name__, b.facts.tiling_keys, options.tiling_key)
                     self._memo[(base, b.key.tiling_key)] = b

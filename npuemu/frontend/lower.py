@@ -193,7 +193,7 @@ class Lowerer(StatementLowering, ExpressionLowering):
         if self.sync_plan.finish(self.em.lines, enabled, self.isa, self.full_check):
             self.at_kernel_end(f"{self.isa('sync', 'check_flags_clear')}(_st)")
         if getattr(self.options, "verify_sync", False):
-            self.sync_plan.report_redundant(self.em.locs, self.kernel_name)
+            self.facts.redundant_syncs = self.sync_plan.redundant_reports(self.em.locs, self.kernel_name)
 
     def sync_barrier(self, node: ast.AST | None) -> None:
         """Record a full barrier for automatic synchronisation and sync verification."""
