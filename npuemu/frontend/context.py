@@ -91,7 +91,7 @@ class LoweringContext(Protocol):
         """Append a line of generated code at the current indentation."""
 
     sync_plan: Any
-    """The kernel's accesses and control flow for automatic synchronisation (None below check ``full``)."""
+    """The kernel's accesses and control flow, for automatic synchronisation (``frontend/autosync.py``)."""
 
     def emit_if(self, condition: str) -> AbstractContextManager[None]:
         """A context manager: what is emitted inside it runs only when the expression ``condition`` holds."""

@@ -102,9 +102,6 @@ class Lowerer(StatementLowering, ExpressionLowering):
     @contextlib.contextmanager
     def sync_region(self, kind: str) -> Iterator[None]:
         """Record a runtime ``if`` branch or loop body around what is lowered inside (see autosync.py)."""
-        if self.sync_plan is None:
-            yield
-            return
         self.sync_plan.enter(kind)
         try:
             yield
@@ -155,7 +152,7 @@ class Lowerer(StatementLowering, ExpressionLowering):
     def declares_access(self) -> bool:
         """Whether rules declare their accesses: always (the sync analysis reads them at every level;
         only a ``full`` binary gets the race and initialisation check calls)."""
-        return self.sync_plan is not None
+        return True
 
     @property
     def full_check(self) -> bool:
@@ -187,8 +184,6 @@ class Lowerer(StatementLowering, ExpressionLowering):
 
     def finish_sync(self) -> None:
         """Once the kernel is lowered: turn the sync placeholders into syncs (auto sync) or drop them."""
-        if self.sync_plan is None:
-            return
         enabled = bool(getattr(self.options, "auto_sync", False) or self.facts.auto_ub)
         if self.sync_plan.finish(self.em.lines, enabled, self.isa, self.full_check):
             self.at_kernel_end(f"{self.isa('sync', 'check_flags_clear')}(_st)")
@@ -197,19 +192,16 @@ class Lowerer(StatementLowering, ExpressionLowering):
 
     def sync_barrier(self, node: ast.AST | None) -> None:
         """Record a full barrier for automatic synchronisation and sync verification."""
-        if self.sync_plan is not None:
-            self.sync_plan.barrier(self.loc_id(node))
+        self.sync_plan.barrier(self.loc_id(node))
 
     def sync_wait(self, src: int, dst: int, node: ast.AST | None) -> None:
         """Record an explicit ``wait_flag`` ordering ``isa.hb`` pipe ``src`` before ``dst``."""
-        if self.sync_plan is not None:
-            self.sync_plan.wait(src, dst, self.loc_id(node))
+        self.sync_plan.wait(src, dst, self.loc_id(node))
 
     def sync_access(self, pipe: int, memory: str, region: tuple[int, int] | None, write: bool,
                     node: ast.AST | None) -> None:
         """Record an access for automatic synchronisation; the syncs it needs go just here (autosync.py)."""
-        if self.sync_plan is not None:
-            self.emit(self.sync_plan.access(pipe, memory, region, write, self.loc_id(node)))
+        self.emit(self.sync_plan.access(pipe, memory, region, write, self.loc_id(node)))
 
     def wait_until(self, ready: str, node: ast.AST | None) -> None:
         """Emit a cross-core wait: the core yields to the scheduler until the expression ``ready`` holds.

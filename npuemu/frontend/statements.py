@@ -104,8 +104,7 @@ class StatementLowering:
             with self.em.block(f"if {self.truth(test, node.test)}:"):
                 self.block(node.body)
             if node.orelse:
-                if self.sync_plan is not None:
-                    self.sync_plan.orelse()
+                self.sync_plan.orelse()
                 with self.em.block("else:"):
                     self.block(node.orelse)
 
@@ -118,7 +117,7 @@ class StatementLowering:
         if node.orelse:
             self.fail("while/else is not supported in kernels", node, UnsupportedSyntaxError)
         mark = len(self.em.lines)
-        plan_mark = self.sync_plan.mark() if self.sync_plan is not None else None
+        plan_mark = self.sync_plan.mark()
         test = self.expr(node.test)
         if test.is_const and not test.const:
             return
@@ -130,8 +129,7 @@ class StatementLowering:
             return
         # the condition needs statements: re-evaluate them at the top of every iteration
         del self.em.lines[mark:]
-        if plan_mark is not None:
-            self.sync_plan.rollback(plan_mark)
+        self.sync_plan.rollback(plan_mark)
         with self.em.block("while True:"), self.sync_region("loop"):
             test = self.expr(node.test)
             self.emit(f"if not ({self.truth(test, node.test)}):")
@@ -212,13 +210,11 @@ class StatementLowering:
             self.block(node.body)
 
     def stmt_Break(self, node: ast.Break) -> None:
-        if self.sync_plan is not None:
-            self.sync_plan.jump("break")
+        self.sync_plan.jump("break")
         self.emit("break")
 
     def stmt_Continue(self, node: ast.Continue) -> None:
-        if self.sync_plan is not None:
-            self.sync_plan.jump("continue")
+        self.sync_plan.jump("continue")
         self.emit("continue")
 
     def stmt_Assert(self, node: ast.Assert) -> None:
