@@ -323,3 +323,20 @@ def test_pairs_without_a_flag_become_a_full_barrier():
     lines = p.sync_lines(1, lambda m, f: f"{m}__{f}", full=True)
     assert lines[0].startswith("sync__pipe_barrier(_st, np.int64(6)") and "hb__barrier_all" in lines[1]
     assert not p.need[2]                            # the barrier ordered everything before it
+
+
+@pytest.mark.parametrize("blocks, load_after_enque, needs", [
+    (1, False, set()),          # deque takes the enque's publication: the load is ordered
+    (1, True, {"MTE2"}),        # a load after the enque is not
+    (2, False, {"MTE2"}),       # double buffered: which publication a deque takes is not tracked
+])
+def test_single_buffer_queues_order_what_they_publish(blocks, load_after_enque, needs):
+    p = _plan()
+    p.queue_blocks(0, blocks)
+    p.access(hb.MTE2, "UB", None, True, 1)
+    p.queue(0, "data", True, hb.MTE2, hb.V)          # enque
+    if load_after_enque:
+        p.access(hb.MTE2, "UB", None, True, 2)
+    p.queue(0, "data", False, hb.MTE2, hb.V)         # deque
+    p.access(hb.V, "UB", None, False, 3)
+    assert _needs(p)[3] == needs

@@ -77,6 +77,18 @@ class Block:
 
 
 @dataclass
+class QueueOp:
+    """A TQue operation: ``enque``/``free_tensor`` publish (``src`` for ``dst``), ``deque``/``alloc_tensor``
+    take the publication (``role``: ``data`` for enque/deque, ``space`` for free_tensor/alloc_tensor)."""
+
+    qid: int
+    role: str
+    publish: bool
+    src: int
+    dst: int
+
+
+@dataclass
 class Jump:
     kind: str                                   # "break" or "continue"
 
@@ -92,7 +104,8 @@ class Sync:
 
 
 # of (pipe, memory, lo, hi, write, target pipe, cover); cover: None (pending) or the locations of the
-# explicit syncs that order it (verify only, as are ("sync", loc) marks: syncs no access has followed yet)
+# explicit syncs that order it (verify only, as are ("sync", loc) marks: syncs no access has followed yet);
+# ("q", queue id, role, entry): the entry was pending at the queue's latest publication
 Pending = frozenset
 
 
@@ -105,6 +118,7 @@ class SyncPlan:
         self.stack: list[Block] = [self.root]
         self.slots: list[Access] = []
         self.need: dict[int, set[int]] = {}     # slot -> pipes that must be ordered before its pipe
+        self.blocks: dict[int, set[int | None]] = {}       # queue id -> the buffer counts init_buffer gave
 
     # ------------------------------------------------------------------ recording
 
@@ -127,6 +141,18 @@ class SyncPlan:
     def wait(self, src: int, dst: int, loc: int) -> None:
         """An explicit ``wait_flag`` of event ``src``_``dst``."""
         self._items().append(Sync("wait", src, dst, loc))
+
+    def queue(self, qid: int, role: str, publish: bool, src: int, dst: int) -> None:
+        """A TQue operation (see :class:`QueueOp`)."""
+        self._items().append(QueueOp(qid, role, publish, src, dst))
+
+    def queue_blocks(self, qid: int, blocks: int | None) -> None:
+        """``init_buffer`` gave queue ``qid`` ``blocks`` buffers (None: a run-time count)."""
+        self.blocks.setdefault(qid, set()).add(blocks)
+
+    def single_block_queues(self) -> set[int]:
+        """Queues every ``init_buffer`` of which gives one buffer: each join takes the latest publication."""
+        return {q for q, counts in self.blocks.items() if counts == {1}}
 
     def jump(self, kind: str) -> None:
         self._items().append(Jump(kind))
@@ -186,14 +212,14 @@ class SyncPlan:
                 state = self._access(it, state)
             elif isinstance(it, Sync):
                 state = self._sync(it, state)
+            elif isinstance(it, QueueOp):
+                state = self._queue(it, state)
             elif isinstance(it, Jump):
                 frame = loops[-1]
-                frame[it.kind] = frame[it.kind] | state
+                frame[it.kind] = _merge(frame[it.kind], state)
                 state = None
             elif it.kind == "if":
-                a = self._run(it.items, state, loops)
-                b = self._run(it.orelse, state, loops)
-                state = a if b is None else b if a is None else a | b
+                state = _merge(self._run(it.items, state, loops), self._run(it.orelse, state, loops))
             else:
                 state = self._loop(it, state, loops)
         return state
@@ -201,12 +227,24 @@ class SyncPlan:
     def _loop(self, loop: Block, entry: Pending, loops: list[dict[str, Pending]]) -> Pending:
         head = entry
         while True:
-            frame = {"break": frozenset(), "continue": frozenset()}
+            frame: dict[str, Pending | None] = {"break": None, "continue": None}
             end = self._run(loop.items, head, [*loops, frame])
-            new = head | frame["continue"] | (end or frozenset())
+            new = _merge(_merge(head, frame["continue"]), end)
             if new == head:
-                return head | frame["break"]
+                return _merge(head, frame["break"])
             head = new
+
+    def _queue(self, op: "QueueOp", state: Pending) -> Pending:
+        """A single-block queue's publication (enque, free_tensor) or the join that takes it (deque,
+        alloc_tensor): the join orders the publishing pipe's accesses before the publication."""
+        if op.qid not in self.single_block_queues():
+            return state
+        tag = (op.qid, op.role)
+        if op.publish:
+            state = frozenset(e for e in state if not (len(e) == 4 and e[1:3] == tag))
+            return state | {("q", *tag, e) for e in state if len(e) == 7 and e[0] == op.src and e[5] == op.dst}
+        covered = {e[3] for e in state if len(e) == 4 and e[1:3] == tag}
+        return frozenset(e for e in state if e not in covered and not (len(e) == 4 and e[1:3] == tag))
 
     def _sync(self, s: Sync, state: Pending) -> Pending:
         if not self.verify:
@@ -233,11 +271,12 @@ class SyncPlan:
             if any(not self.has_flag(q, a.pipe) for q in need):
                 state = frozenset()                         # ordered by a full barrier
             elif need:
-                state = frozenset(e for e in state if not (e[5] == a.pipe and e[0] in need))
+                state = frozenset(e for e in state if not (len(e) == 7 and e[5] == a.pipe and e[0] in need))
         if a.pipe == hb.S and not a.write:
             return state                # a scalar read completes at issue: nothing later can race with it
         add = {(a.pipe, a.memory, a.lo, a.hi, a.write, p, None) for p in range(hb.N_PIPES) if p != a.pipe}
-        return state | add
+        # an access like one a queue published is not covered by that publication: forget the mark
+        return frozenset(e for e in state if not (len(e) == 4 and e[3] in add)) | add
 
     def redundant(self) -> list[int]:
         """Location ids of the kernel's waits and barriers that order nothing a later access needs.
@@ -303,6 +342,15 @@ class SyncPlan:
             out.extend(f"{indent}{n}{sep}{tag}" for n in new)
         lines[:] = _fill_empty_blocks(out)
         return inserted
+
+
+def _merge(a: Pending | None, b: Pending | None) -> Pending | None:
+    """Join two states where paths meet (None: no path): pending accesses and ``sync`` marks of either path,
+    queue publications (``q`` marks) only when both paths made them."""
+    if a is None or b is None:
+        return b if a is None else a
+    marks = {e for e in a if len(e) == 4} & {e for e in b if len(e) == 4}
+    return frozenset(e for e in a | b if len(e) != 4) | marks
 
 
 def _walk(items: list[Any]) -> Iterator[Any]:
