@@ -27,6 +27,10 @@ class UnfreedTensorWarning(UserWarning):
     """A queue buffer was still taken when a kernel ended (check level ``full``): a missing ``free_tensor``."""
 
 
+class RedundantSyncWarning(UserWarning):
+    """``verify_sync=True``: a ``wait_flag`` or ``pipe_barrier(PIPE_ALL)`` that orders nothing a later access needs."""
+
+
 class CacheError(NpuemuError):
     """The kernel cache cannot be used: it cannot be created, or it is not safe to load code from."""
 

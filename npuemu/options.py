@@ -42,6 +42,10 @@ class Options:
     platform: SoC profile name or :class:`~npuemu.platform.Platform`; None: the default platform.
     matmul_cube_only: pyasc's switch for cube-only kernels.
     tiling_key: the launch's tiling key (``asc.tiling_key_is``); None: no key.
+    auto_sync: insert the pipe synchronisation the kernel lacks, as pyasc's compiler does
+        (``auto_sync``/``insert_sync``; see docs/auto-sync.md).
+    verify_sync: check the kernel's own synchronisation: missing syncs are races (check ``full``,
+        selected unless ``check`` is given), redundant ones ``RedundantSyncWarning``.
     timeout: seconds a launch may run before it is stopped (``KernelTimeoutError``); None: no limit.
     max_steps: loop iterations each core may run before it is stopped; None: no limit.
 
@@ -55,6 +59,8 @@ class Options:
     platform: Any = None
     matmul_cube_only: bool = False
     tiling_key: int | None = None
+    auto_sync: bool = False
+    verify_sync: bool = False
     timeout: float | None = None
     max_steps: int | None = None
 
@@ -101,11 +107,13 @@ def from_environment(**given: Any) -> Options:
     unknown = set(given) - OPTION_NAMES
     if unknown:
         raise LaunchError(f"unknown @asc.jit option(s): {', '.join(sorted(unknown))}")
-    env.update({k: v for k, v in given.items() if k in known})
-    _sync_option(given, "auto_sync")
-    _sync_option(given, "insert_sync")
-    if _sync_option(given, "verify_sync") and "check" not in given:
-        env["check"] = "full"
+    env.update({k: v for k, v in given.items() if k in known and k not in SYNC_OPTIONS})
+    if _sync_option(given, "auto_sync") or _sync_option(given, "insert_sync"):
+        env["auto_sync"] = True
+    if _sync_option(given, "verify_sync"):
+        env["verify_sync"] = True
+        if "check" not in given:
+            env["check"] = "full"
     return Options(**env)
 
 
@@ -124,23 +132,18 @@ def _check_budgets(options: Options) -> None:
 
 
 def _sync_option(given: dict[str, Any], name: str) -> bool:
-    """pyasc's synchronisation options, made to mean what they mean there or refused.
+    """pyasc's synchronisation options (``auto_sync``, ``insert_sync``, ``verify_sync``): True or False.
 
-    ``auto_sync=True`` and ``insert_sync=True`` ask pyasc's compiler to insert
-    the pipe synchronisation a kernel lacks; npuemu runs kernels as written, so
-    a kernel that relies on them would be reported as racy here while it works
-    on the device: both are refused (``False`` is what npuemu does anyway).
-    ``verify_sync=True`` asks for the kernel's synchronisation to be verified:
-    npuemu's race checker does that at check level ``full``, which it selects
-    unless ``check`` is given.
+    ``auto_sync=True`` and ``insert_sync=True`` both make the lowering insert
+    the pipe synchronisation a kernel lacks (docs/auto-sync.md).  pyasc turns
+    ``auto_sync`` on by default; npuemu runs kernels as written unless asked,
+    because checking the synchronisation a kernel was written with is the point
+    of check level ``full``.  ``verify_sync=True`` selects check level ``full``
+    (unless ``check`` is given) and reports redundant synchronisation.
     """
     value = given.get(name)
     if value is None:
         return False
     if not isinstance(value, bool):
         raise LaunchError(f"option {name} must be True or False, got {value!r}")
-    if value and name in ("auto_sync", "insert_sync"):
-        raise LaunchError(f"{name}=True: npuemu does not insert pipe synchronisation, it runs the kernel as "
-                          f"written (and check='full' reports what is missing); write the set_flag/wait_flag "
-                          f"or queue operations the kernel needs and pass {name}=False")
     return value

@@ -15,7 +15,6 @@ INTERNAL = {"check_type", "check_type_gather_mask", "op_impl", "inline", "number
 PENDING = {
     "SliceInfo": "data_copy with slice lists", "ListTensorDesc": "dynamic tensor lists",
     "TensorDesc": "dynamic tensor lists", "TBufPool": "TPipe buffer pools", "TBufHandle": "TPipe buffer pools",
-    "LocalTensorAuto": "automatic synchronisation",
 }
 
 

@@ -60,6 +60,8 @@ class KernelFacts:
     tiling_keys: the keys the kernel tests with ``asc.tiling_key_is`` (empty: it does not branch on one).
     gm_params: the parameters that are GM regions, in region order.
     scalar_params: the run-time scalar parameters, in parameter order.
+    redundant_syncs: ``verify_sync``'s reports of redundant waits and barriers (warned when the binary
+        is first used in a process, whether it was built or loaded).
     """
 
     blocking: bool = False
@@ -72,6 +74,7 @@ class KernelFacts:
     tiling_keys: tuple[int, ...] = ()
     gm_params: tuple[str, ...] = ()
     scalar_params: tuple[ScalarParam, ...] = field(default=())
+    redundant_syncs: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-compatible dict; :meth:`from_json` reverses it."""
@@ -91,7 +94,8 @@ class KernelFacts:
         return cls(blocking=bool(d.get("blocking")), cross_core=bool(d.get("cross_core")),
                    dcache=bool(d.get("dcache")), blas=bool(d.get("blas")), uses_log=bool(d.get("uses_log")),
                    printf_formats=formats, dump_sites=sites, tiling_keys=tuple(d.get("tiling_keys", ())),
-                   gm_params=tuple(d.get("gm_params", ())), scalar_params=scalars)
+                   gm_params=tuple(d.get("gm_params", ())), scalar_params=scalars,
+                   redundant_syncs=tuple(d.get("redundant_syncs", ())))
 
 
 def _piece_json(p: Union[str, Conversion]) -> Any:

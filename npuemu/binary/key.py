@@ -14,6 +14,8 @@ nothing else:
 ``platform``    the SoC profile's name and a sha256 of all its fields
 ``check``       the check level the code was generated for (``off`` / ``default`` / ``full``)
 ``tiling_key``  the tiling key, or None for a kernel that does not branch on one
+``sync``        ``auto`` when the lowering inserts synchronisation (``auto_sync``), ``verify`` when it
+                reports redundant synchronisation (``verify_sync``), ``auto+verify``, or empty
 ``compiler``    sha256 of npuemu's own language, frontend, codegen and instruction sources
 ``version``     the key format itself
 ==============  ===============================================================
@@ -79,6 +81,7 @@ class BinaryKey:
     tiling_key: int | None
     compiler: str
     version: int = KEY_VERSION
+    sync: str = ""
 
     @property
     def persistent(self) -> bool:
@@ -112,6 +115,8 @@ class BinaryKey:
         text += f"; kernel_type={self.kernel_type}; platform={self.platform}; check={self.check}"
         if self.tiling_key is not None:
             text += f"; tiling_key={self.tiling_key}"
+        if self.sync:
+            text += f"; sync={self.sync}"
         return text
 
 

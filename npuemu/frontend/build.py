@@ -14,6 +14,7 @@ import hashlib
 import inspect
 import os
 import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from ..binary.kernel_binary import KernelBinary
 from ..binary.key import ArgSpec, BinaryKey
 from ..codegen.compiler import generated_module
 from ..codegen.module import module_source
-from ..errors import LaunchError
+from ..errors import LaunchError, RedundantSyncWarning
 from ..language.enums import KernelType
 from ..language.struct import ArrayField, Struct, StructField
 from ..options import Options
@@ -70,13 +71,15 @@ class KernelBuilder:
     def binary(self, kinds: tuple[ArgKind, ...], options: Options, native: bool = True) -> KernelBinary:
         """The binary for these argument kinds and options; with ``native`` its machine code is ready."""
         platform = get_platform(options.platform)
-        base = (kinds, options.resolved_kernel_type, platform.key, options.check)
+        base = (kinds, options.resolved_kernel_type, platform.key, options.check, sync_mode(options))
         b = self._known(base, options.tiling_key)
         if b is None:
             with self._lock:
                 b = self._known(base, options.tiling_key)
                 if b is None:
                     b = self._stored(kinds, options, platform) or self._build(kinds, options, platform)
+                    for message in b.facts.redundant_syncs:
+                        warnings.warn(RedundantSyncWarning(message), stacklevel=3)
                     self._tested[base] = frozenset(b.facts.tiling_keys)
                     check_tiling_key(self.kernel.__name__, b.facts.tiling_keys, options.tiling_key)
                     self._memo[(base, b.key.tiling_key)] = b
@@ -90,7 +93,7 @@ class KernelBuilder:
         Learned by lowering the kernel (once per specialisation), without building anything.
         """
         platform = get_platform(options.platform)
-        base = (kinds, options.resolved_kernel_type, platform.key, options.check)
+        base = (kinds, options.resolved_kernel_type, platform.key, options.check, sync_mode(options))
         tested = self._tested.get(base)
         if tested is None:
             parsed = parse_function(self.kernel.fn)
@@ -177,7 +180,12 @@ def binary_key(kernel: KernelFunction, kinds: tuple[ArgKind, ...], options: Opti
     return BinaryKey(kernel=kernel.key_name, source=source, args=specs,
                      kernel_type=options.resolved_kernel_type.name, platform=platform.name,
                      platform_profile=hashlib.sha256(platform.key.encode()).hexdigest(), check=options.check,
-                     tiling_key=tiling_key, compiler=compiler_fingerprint())
+                     tiling_key=tiling_key, compiler=compiler_fingerprint(), sync=sync_mode(options))
+
+
+def sync_mode(options: Options) -> str:
+    """The ``sync`` field of a key: which synchronisation passes the lowering runs."""
+    return "+".join(m for m, on in (("auto", options.auto_sync), ("verify", options.verify_sync)) if on)
 
 
 def arg_spec(name: str, k: ArgKind) -> ArgSpec:
@@ -204,6 +212,7 @@ def lower_binary(kernel: KernelFunction, kinds: tuple[ArgKind, ...], options: Op
     values = {name: params.value(name, k) for name, k in zip(kernel.signature.parameters, kinds)}
     lw = Lowerer(kernel.__name__, platform, options)
     lw.lower_kernel(parsed, values)
+    lw.finish_sync()
     tested = frozenset(lw.facts.tiling_keys)
     check_tiling_key(kernel.__name__, tested, options.tiling_key)     # before anything is compiled
     key = binary_key(kernel, kinds, options, platform, options.tiling_key if tested else None)

@@ -35,6 +35,10 @@ class LoweringContext(Protocol):
     """What the rules learn about the kernel: launch-relevant facts and lowering state shared by rules."""
 
     @property
+    def declares_access(self) -> bool:
+        """Whether rules must declare their accesses (``access.py``): guard the work of building them with it."""
+
+    @property
     def full_check(self) -> bool:
         """Whether the binary is built for check level ``full`` (race, initialisation and DCache checks)."""
 
@@ -86,6 +90,9 @@ class LoweringContext(Protocol):
     def emit(self, line: str) -> None:
         """Append a line of generated code at the current indentation."""
 
+    sync_plan: Any
+    """The kernel's accesses and control flow, for automatic synchronisation (``frontend/autosync.py``)."""
+
     def emit_if(self, condition: str) -> AbstractContextManager[None]:
         """A context manager: what is emitted inside it runs only when the expression ``condition`` holds."""
 
@@ -101,11 +108,26 @@ class LoweringContext(Protocol):
     def emit_isa(self, module: str, fn: str, args: list[str], node: ast.AST | None) -> None:
         """Emit a call of an instruction with ``args`` and the location id of ``node``."""
 
-    def local_access(self, pipe: int, addr: str, nbytes: str, write: bool, node: ast.AST | None) -> None:
-        """Declare to the race and initialisation checks that ``pipe`` touches local memory (``full`` only)."""
+    def local_access(self, pipe: int, addr: str, nbytes: str, write: bool, node: ast.AST | None,
+                     where: tuple[str, tuple[int, int] | None] = ...) -> None:
+        """Declare to the race and initialisation checks that ``pipe`` touches local memory (``full`` only);
+        ``where``: the memory and compile-time byte range, for automatic synchronisation."""
 
-    def gm_access(self, pipe: int, rid: str, off: str, nbytes: str, write: bool, node: ast.AST | None) -> None:
-        """Declare to the race checks that ``pipe`` touches GM region ``rid`` (``full`` only)."""
+    def sync_access(self, pipe: int, memory: str, region: tuple[int, int] | None, write: bool,
+                    node: ast.AST | None) -> None:
+        """Record an access for automatic synchronisation (``full`` only; rules that declare accesses
+        themselves instead of through ``local_access``/``gm_access`` call it)."""
+
+    def sync_barrier(self, node: ast.AST | None) -> None:
+        """Record a full barrier (``pipe_barrier(PIPE_ALL)``, ``data_sync_barrier``) for sync insertion/verification."""
+
+    def sync_wait(self, src: int, dst: int, node: ast.AST | None) -> None:
+        """Record an explicit ``wait_flag`` ordering ``isa.hb`` pipe ``src`` before ``dst`` (sync verification)."""
+
+    def gm_access(self, pipe: int, rid: str, off: str, nbytes: str, write: bool, node: ast.AST | None,
+                  origin: int | None = None) -> None:
+        """Declare to the race checks that ``pipe`` touches GM region ``rid`` (``full`` only); ``origin``:
+        the region id when known at compile time."""
 
     def wait_until(self, ready: str, node: ast.AST | None) -> None:
         """Emit a cross-core wait: the core yields to the scheduler until the expression ``ready`` holds."""

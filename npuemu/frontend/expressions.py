@@ -179,15 +179,17 @@ class ExpressionLowering:
         is_and = isinstance(node.op, ast.And)
         vals = [self.expr(node.values[0])]
         mark = len(self.em.lines)
+        plan_mark = self.sync_plan.mark()
         vals.extend(self.expr(v) for v in node.values[1:])
         if len(self.em.lines) != mark:
             # a later operand runs statements (an API call): run them only when Python would,
             # so that ``i < n and t.get_value(i) > 0`` does not read t[n]
             del self.em.lines[mark:]
+            self.sync_plan.rollback(plan_mark)
             result = self.new_var("bo", "bool")
             self.emit(f"{result} = {self._bool_code(vals[0], node)}")
             for sub in node.values[1:]:
-                with self.em.block(f"if {result}:" if is_and else f"if not {result}:"):
+                with self.em.block(f"if {result}:" if is_and else f"if not {result}:"), self.sync_region("if"):
                     self.emit(f"{result} = {self._bool_code(self.expr(sub), node)}")
             return scalar("bool", result)
         if all(v.is_const for v in vals):

@@ -29,12 +29,16 @@ class LoweringFacts:
     # lowering only
     tpipe: bool = False                                           # a TPipe was created
     queue_pipes: dict[int, tuple[int, int]] = field(default_factory=dict)   # queue id -> (producer, consumer) pipe
+    auto_ub: dict[tuple, int] = field(default_factory=dict)      # LocalTensorAuto call site -> UB byte offset
+    auto_ub_end: int = 0                                          # bytes of UB LocalTensorAuto has taken
+    redundant_syncs: list[str] = field(default_factory=list)      # verify_sync's reports (autosync.py)
 
     def freeze(self, gm_params: list[str], scalar_params: list[ScalarParam]) -> KernelFacts:
         return KernelFacts(blocking=self.blocking, cross_core=self.cross_core, dcache=self.dcache, blas=self.blas,
                            uses_log=self.uses_log, printf_formats=tuple(self.printf_formats),
                            dump_sites=tuple(self.dump_sites), tiling_keys=tuple(sorted(self.tiling_keys)),
-                           gm_params=tuple(gm_params), scalar_params=tuple(scalar_params))
+                           gm_params=tuple(gm_params), scalar_params=tuple(scalar_params),
+                           redundant_syncs=tuple(self.redundant_syncs))
 
 
 __all__ = ["LoweringFacts", "KernelFacts", "PrintfFormat", "DumpSite", "ScalarParam"]

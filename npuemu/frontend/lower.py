@@ -9,18 +9,21 @@ delegated to the rules in :mod:`npuemu.frontend.rules` (see ``registry``).
 from __future__ import annotations
 
 import ast
+import contextlib
+import dataclasses
 import re
-from typing import Any, NoReturn
+from typing import Any, Iterator, NoReturn
 
 from .. import errors
 from ..errors import KernelCompileError, KernelTypeError, SourceLoc, UnsupportedSyntaxError
 from ..codegen.emitter import Emitter
+from .autosync import LOCAL, SyncPlan, gm_memory
 from .expressions import ExpressionLowering
 from .facts import LoweringFacts
 from .scope import Scope
 from .statements import StatementLowering
 from .source import ParsedFunction
-from .types import (GlobalTensorT, KType, RecordT, ScalarT, TupleT, Value, is_number, scalar)
+from .types import (GlobalTensorT, KType, LocalTensorT, RecordT, ScalarT, TupleT, Value, is_number, scalar)
 
 class Lowerer(StatementLowering, ExpressionLowering):
     """Lowers one kernel specialisation to generated Python source."""
@@ -36,6 +39,8 @@ class Lowerer(StatementLowering, ExpressionLowering):
         self.facts = LoweringFacts(kernel_type=options.resolved_kernel_type)   # what rules learn (see facts.py)
         self._inline_count = 0
         self.epilogue: list[str] = []            # statements run when a core reaches the kernel's end
+        # every access and the control flow around it, for automatic synchronisation (autosync.py)
+        self.sync_plan = SyncPlan(options.resolved_kernel_type)
 
     def at_kernel_end(self, line: str) -> None:
         """Emit ``line`` once, after the kernel body (e.g. a check that no event flag is left set)."""
@@ -88,9 +93,20 @@ class Lowerer(StatementLowering, ExpressionLowering):
     def emit_isa(self, module: str, fn: str, args: list[str], node: ast.AST | None) -> None:
         self.emit(self.call_isa(module, fn, args, node))
 
-    def emit_if(self, condition: str) -> Any:
+    @contextlib.contextmanager
+    def emit_if(self, condition: str) -> Iterator[None]:
         """A context manager: what is emitted inside it runs only when the expression ``condition`` holds."""
-        return self.em.block(f"if {condition}:")
+        with self.em.block(f"if {condition}:"), self.sync_region("if"):
+            yield
+
+    @contextlib.contextmanager
+    def sync_region(self, kind: str) -> Iterator[None]:
+        """Record a runtime ``if`` branch or loop body around what is lowered inside (see autosync.py)."""
+        self.sync_plan.enter(kind)
+        try:
+            yield
+        finally:
+            self.sync_plan.leave()
 
     def declare_runtime(self, name: str, init: str) -> str:
         """Declare variable ``name``, set to the expression ``init`` once at the top of the kernel.
@@ -109,6 +125,7 @@ class Lowerer(StatementLowering, ExpressionLowering):
         cur = self.scope.bindings.get(name)
         if cur is None or cur.is_const:
             return False
+        new = _without_region(new, gm=False)       # set_global_buffer checks the region itself
         if cur.code and all(c in self.runtime_vars for c in cur.code):
             self.emit(f"{', '.join(cur.code)} = {', '.join(new.code)}")
             self.rebind_type(name, Value(new.type, code=cur.code))
@@ -132,24 +149,59 @@ class Lowerer(StatementLowering, ExpressionLowering):
         return self._store(self._template(value, self.em.tmp(hint) + "_", keep_consts=True), value, None)
 
     @property
+    def declares_access(self) -> bool:
+        """Whether rules declare their accesses: always (the sync analysis reads them at every level;
+        only a ``full`` binary gets the race and initialisation check calls)."""
+        return True
+
+    @property
     def full_check(self) -> bool:
         """Whether this binary is built for check level ``full`` (race, initialisation and DCache checks)."""
         return getattr(self.options, "check", "default") == "full"
 
-    def local_access(self, pipe: int, addr: str, nbytes: str, write: bool, node: ast.AST | None) -> None:
+    def local_access(self, pipe: int, addr: str, nbytes: str, write: bool, node: ast.AST | None,
+                     where: tuple[str, tuple[int, int] | None] = (LOCAL, None)) -> None:
         """Declare that pipe ``pipe`` (an ``isa.hb`` pipe) reads/writes ``nbytes`` of local memory at ``addr``.
 
         Only a ``full`` binary gets the check call; rules declare every operand of
-        every instruction so the race and initialisation checks see all accesses.
+        every instruction (at every level, see ``declares_access``) so the race and
+        initialisation checks and the sync analysis see all accesses.
+        ``where``: the memory (``UB``, ``L1``, ...; ``local``: unknown) and the byte offsets in it the
+        access stays within when known at compile time (``rules.access.where``), for auto sync.
         """
+        self.sync_access(pipe, where[0], where[1], int(write) == 1, node)   # kind 2 (READ_SPAN) reads
         if self.full_check:
             self.emit_isa("checks", "local_access", ["_st", "_sh", str(pipe), addr, nbytes, str(write)], node)
 
-    def gm_access(self, pipe: int, rid: str, off: str, nbytes: str, write: bool, node: ast.AST | None) -> None:
-        """Declare a DMA access of ``nbytes`` at byte ``off`` of GM region ``rid`` (see ``local_access``)."""
+    def gm_access(self, pipe: int, rid: str, off: str, nbytes: str, write: bool, node: ast.AST | None,
+                  origin: int | None = None) -> None:
+        """Declare a DMA access of ``nbytes`` at byte ``off`` of GM region ``rid`` (see ``local_access``);
+        ``origin``: the region id when known at compile time."""
+        self.sync_access(pipe, gm_memory(origin), None, bool(write), node)
         if self.full_check:
             self.emit_isa("checks", "gm_access", ["_st", "_sh", "_gsh", "_dc", str(pipe), rid, off, nbytes,
                                                   str(write)], node)
+
+    def finish_sync(self) -> None:
+        """Once the kernel is lowered: turn the sync placeholders into syncs (auto sync) or drop them."""
+        enabled = bool(getattr(self.options, "auto_sync", False) or self.facts.auto_ub)
+        if self.sync_plan.finish(self.em.lines, enabled, self.isa, self.full_check):
+            self.at_kernel_end(f"{self.isa('sync', 'check_flags_clear')}(_st)")
+        if getattr(self.options, "verify_sync", False):
+            self.facts.redundant_syncs = self.sync_plan.redundant_reports(self.em.locs, self.kernel_name)
+
+    def sync_barrier(self, node: ast.AST | None) -> None:
+        """Record a full barrier for automatic synchronisation and sync verification."""
+        self.sync_plan.barrier(self.loc_id(node))
+
+    def sync_wait(self, src: int, dst: int, node: ast.AST | None) -> None:
+        """Record an explicit ``wait_flag`` ordering ``isa.hb`` pipe ``src`` before ``dst``."""
+        self.sync_plan.wait(src, dst, self.loc_id(node))
+
+    def sync_access(self, pipe: int, memory: str, region: tuple[int, int] | None, write: bool,
+                    node: ast.AST | None) -> None:
+        """Record an access for automatic synchronisation; the syncs it needs go just here (autosync.py)."""
+        self.emit(self.sync_plan.access(pipe, memory, region, write, self.loc_id(node)))
 
     def wait_until(self, ready: str, node: ast.AST | None) -> None:
         """Emit a cross-core wait: the core yields to the scheduler until the expression ``ready`` holds.
@@ -291,6 +343,8 @@ class Lowerer(StatementLowering, ExpressionLowering):
                 return
             if existing is not None and (existing.is_const or existing.type != v.type):
                 existing = self._template(v, self.em.tmp(name) + "_")
+        else:
+            v = _without_region(v)      # a name assigned again may hold either tensor where it is used
         if existing is None:
             existing = self._template(v, f"{sc.prefix}{name}_")
         sc.bindings[name] = self._store(existing, v, node, name)
@@ -306,6 +360,7 @@ class Lowerer(StatementLowering, ExpressionLowering):
         sc = self.scope
         for name, v in params.items():
             if sc.parsed.assigned_names.get(name, 0):
+                v = _without_region(v)
                 sc.bindings[name] = self._store(self._template(v, f"{sc.prefix}{name}_"), v, node, name)
             else:
                 sc.bindings[name] = v
@@ -370,6 +425,16 @@ def _unliteral(arg: str) -> str:
     if arg in ("True", "False"):
         return f"np.bool_({arg})"
     return arg
+
+
+def _without_region(v: Value, gm: bool = True) -> Value:
+    """``v`` with the compile-time UB range of a LocalTensor (and with ``gm`` the GM region of a
+    GlobalTensor) forgotten: autosync.py then assumes any."""
+    if isinstance(v.type, LocalTensorT) and v.type.region is not None:
+        return Value(dataclasses.replace(v.type, region=None), const=v.const, code=v.code, items=v.items)
+    if gm and isinstance(v.type, GlobalTensorT) and v.type.origin is not None:
+        return Value(dataclasses.replace(v.type, origin=None), const=v.const, code=v.code, items=v.items)
+    return v
 
 
 def _same_const(a: Any, b: Any) -> bool:

@@ -112,11 +112,13 @@ class StatementLowering:
         if test.is_const:
             self.block(node.body if test.const else node.orelse)
             return
-        with self.em.block(f"if {self.truth(test, node.test)}:"):
-            self.block(node.body)
-        if node.orelse:
-            with self.em.block("else:"):
-                self.block(node.orelse)
+        with self.sync_region("if"):
+            with self.em.block(f"if {self.truth(test, node.test)}:"):
+                self.block(node.body)
+            if node.orelse:
+                self.sync_plan.orelse()
+                with self.em.block("else:"):
+                    self.block(node.orelse)
 
     def truth(self, v: Value, node: ast.AST) -> str:
         if isinstance(v.type, ScalarT):
@@ -127,18 +129,20 @@ class StatementLowering:
         if node.orelse:
             self.fail("while/else is not supported in kernels", node, UnsupportedSyntaxError)
         mark = len(self.em.lines)
+        plan_mark = self.sync_plan.mark()
         test = self.expr(node.test)
         if test.is_const and not test.const:
             return
         if len(self.em.lines) == mark:
             header = "while True:" if test.is_const else f"while {self.truth(test, node.test)}:"
-            with self.em.block(header):
+            with self.em.block(header), self.sync_region("loop"):
                 self.loop_step(node)
                 self.block(node.body)
             return
         # the condition needs statements: re-evaluate them at the top of every iteration
         del self.em.lines[mark:]
-        with self.em.block("while True:"):
+        self.sync_plan.rollback(plan_mark)
+        with self.em.block("while True:"), self.sync_region("loop"):
             test = self.expr(node.test)
             self.emit(f"if not ({self.truth(test, node.test)}):")
             self.emit("    break")
@@ -178,7 +182,7 @@ class StatementLowering:
         if not isinstance(node.target, ast.Name):
             self.fail("the loop variable must be a single name", node.target, UnsupportedSyntaxError)
         var = self.target_storage(node.target.id)
-        with self.em.block(f"for {var} in range({', '.join(args)}):"):
+        with self.em.block(f"for {var} in range({', '.join(args)}):"), self.sync_region("loop"):
             self.loop_step(node)
             self.block(node.body)
 
@@ -218,9 +222,11 @@ class StatementLowering:
             self.block(node.body)
 
     def stmt_Break(self, node: ast.Break) -> None:
+        self.sync_plan.jump("break")
         self.emit("break")
 
     def stmt_Continue(self, node: ast.Continue) -> None:
+        self.sync_plan.jump("continue")
         self.emit("continue")
 
     def stmt_Assert(self, node: ast.Assert) -> None:

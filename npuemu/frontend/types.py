@@ -69,6 +69,9 @@ class GlobalTensorT(KType):
     """
 
     dtype: DataType | None
+    # the kernel parameter's GM region id when known at compile time, for automatic synchronisation;
+    # not part of the type's identity
+    origin: int | None = field(default=None, compare=False)
     fields = ("rid", "off", "size")
 
     def describe(self) -> str:
@@ -81,6 +84,9 @@ class LocalTensorT(KType):
 
     dtype: DataType
     pos: TPosition
+    # UB byte offsets [lo, hi) the tensor stays within when known at compile time (LocalTensorAuto and its
+    # sub-tensors), for automatic synchronisation; not part of the type's identity
+    region: tuple[int, int] | None = field(default=None, compare=False)
     fields = ("addr", "len")
 
     def describe(self) -> str:

@@ -84,6 +84,21 @@ class LocalTensor(BaseTensor):
 
 
 @builtin_class
+class LocalTensorAuto(LocalTensor):
+    """A UB tensor allocated automatically (pyasc's ``LocalTensorAuto(dtype, shape)``).
+
+    ``shape`` is a compile-time element count or tuple of counts (their
+    product is the length).  Each call site gets its own 32-byte aligned UB
+    range from a bump allocator (a call in a loop reuses its range), position
+    VECCALC; a kernel that uses one gets automatic synchronisation
+    (docs/auto-sync.md).  Do not mix with TPipe buffers or static LocalTensors:
+    their UB is not set apart from it.
+    """
+
+    def __init__(self, dtype: DataType, shape: int | tuple[int, ...]) -> None: ...
+
+
+@builtin_class
 class TPipe:
     """Memory manager of a kernel: splits on-chip memory among queues and buffers."""
 

@@ -3,8 +3,10 @@
 Every instruction rule tells the checker, before it emits the instruction,
 which pipe executes it and which bytes of which operand it reads or writes
 (``lw.local_access`` / ``lw.gm_access``).  Only a binary
-built for check level ``full`` gets the calls; the helpers here turn operands
-into the byte extents those calls take.
+built for check level ``full`` gets the check calls, but the declarations are
+made at every level (``lw.declares_access``): automatic synchronisation
+(``frontend/autosync.py``) is derived from them.  The helpers here turn
+operands into the byte extents those calls take.
 
 Pipes (Ascend C "API流水类型汇总", Atlas A2/A3):
 
@@ -30,6 +32,8 @@ from __future__ import annotations
 import ast
 
 from ...isa import hb
+from ...language.enums import POSITION_MEMORY
+from ..autosync import LOCAL, gm_memory
 from ..context import LoweringContext
 from ..types import Value
 from .common import plain_int
@@ -44,8 +48,16 @@ def tensor_bytes(t: Value) -> str:
 
 def local(lw: LoweringContext, pipe: int, t: Value, nbytes: str, kind: int, node: ast.AST | None) -> None:
     """``nbytes`` of LocalTensor ``t`` from its start (clamped to the tensor)."""
-    if lw.full_check:
-        lw.local_access(pipe, plain_int(t.code[0]), f"min({nbytes}, {tensor_bytes(t)})", kind, node)
+    if lw.declares_access:
+        lw.local_access(pipe, plain_int(t.code[0]), f"min({nbytes}, {tensor_bytes(t)})", kind, node,
+                        where=where(t))
+
+
+def where(t: Value) -> tuple[str, tuple[int, int] | None]:
+    """The memory holding LocalTensor ``t`` (named by its position) and, when known at compile time
+    (a ``LocalTensorAuto`` and its sub-tensors), the bytes of it ``t`` stays within."""
+    hw = POSITION_MEMORY.get(t.type.pos)
+    return (hw.name if hw is not None else LOCAL), t.type.region
 
 
 def local_count(lw: LoweringContext, pipe: int, t: Value, count: str, kind: int, node: ast.AST | None) -> None:
@@ -73,7 +85,7 @@ def level0(lw: LoweringContext, pipe: int, t: Value, l0: list[str], blk: str, re
     overrides the operand's element size for an operand laid out as another
     type's blocks (``cast_deq``'s 8-bit results in int16 blocks).
     """
-    if not lw.full_check:
+    if not lw.declares_access:
         return
     esize = esize or t.type.dtype.sizeof()
     args = [*_l0_args(l0), plain_int(blk), plain_int(rep), plain_int(str(esize)), plain_int(str(lane_esize or esize))]
@@ -90,6 +102,7 @@ def repeats_expr(lw: LoweringContext, l0: list[str], lane_esize: int) -> str:
 def local_strided(lw: LoweringContext, pipe: int, t: Value, nbytes: str, step: str, count: str, kind: int,
                   node: ast.AST | None) -> None:
     """``count`` blocks of ``nbytes`` bytes, ``step`` bytes apart, from the start of ``t``."""
+    lw.sync_access(pipe, *where(t), kind == WRITE, node)
     if lw.full_check:
         lw.emit_isa("checks", "local_access_strided",
                     ["_st", "_sh", str(pipe), plain_int(t.code[0]), plain_int(nbytes), plain_int(step),
@@ -98,13 +111,15 @@ def local_strided(lw: LoweringContext, pipe: int, t: Value, nbytes: str, step: s
 
 def gm(lw: LoweringContext, pipe: int, g: Value, nbytes: str, write: bool, node: ast.AST | None) -> None:
     """``nbytes`` of GlobalTensor ``g`` from its start."""
-    if lw.full_check:
-        lw.gm_access(pipe, plain_int(g.code[0]), plain_int(g.code[1]), plain_int(nbytes), int(write), node)
+    if lw.declares_access:
+        lw.gm_access(pipe, plain_int(g.code[0]), plain_int(g.code[1]), plain_int(nbytes), int(write), node,
+                     origin=g.type.origin)
 
 
 def gm_strided(lw: LoweringContext, pipe: int, g: Value, nbytes: str, step: str, count: str, write: bool,
                node: ast.AST | None) -> None:
     """``count`` blocks of ``nbytes`` bytes, ``step`` bytes apart, from the start of ``g``."""
+    lw.sync_access(pipe, gm_memory(g.type.origin), None, bool(write), node)
     if lw.full_check:
         lw.emit_isa("checks", "gm_access_strided",
                     ["_st", "_sh", "_gsh", "_dc", str(pipe), plain_int(g.code[0]), plain_int(g.code[1]),

@@ -118,7 +118,7 @@ def nd2nz(lw: LoweringContext, call: Call, dst: Value, src: Value, p: Value) -> 
     names = Nd2NzParams.field_names()
     v = [_int(lw, call, f[n], f"Nd2NzParams.{n}") for n in names]
     es = _esize(dst)
-    if lw.full_check:
+    if lw.declares_access:
         nd, n, d, sms, sd, c0s, ns, dms = (f"({x})" for x in v)
         live = f"({nd} > 0 and {n} > 0 and {d} > 0)"
         dst_end = (f"(({nd} - 1) * {dms} * {es} + ({n} - 1) * {ns} * 32 + (({d} * {es} + 31) // 32 - 1) * {c0s} * 32"
@@ -146,7 +146,7 @@ def l1_to_bias_table(lw: LoweringContext, call: Call, dst: Value, src: Value, p:
     f = _fields(lw, call, p, DataCopyParams, "the parameters")
     v = [_int(lw, call, f[n], f"DataCopyParams.{n}") for n in ("block_count", "block_len", "src_stride",
                                                                "dst_stride")]
-    if lw.full_check:
+    if lw.declares_access:
         cnt, bl, sg, dg = (f"({x})" for x in v)
         live = f"({cnt} > 0 and {bl} > 0)"
         access.local(lw, hb.MTE1, src, f"(({cnt} - 1) * ({bl} * 64 + {sg} * 32) + {bl} * 64 if {live} else 0)",
@@ -192,7 +192,7 @@ def _load_data(lw: LoweringContext, call: Call) -> None:
         v = [_int(lw, call, f[n], f"LoadData2DParamsV2.{n}") for n in
              ("m_start_position", "k_start_position", "m_step", "k_step", "src_stride", "dst_stride",
               "if_transpose")]
-        if lw.full_check:
+        if lw.declares_access:
             ms, ks, mstep, kstep, ss, ds = (f"({x})" for x in v[:6])
             live = f"({mstep} > 0 and {kstep} > 0)"
             access.local(lw, hb.MTE1, src, f"((({ks} + {kstep} - 1) * {ss} + {ms} + {mstep}) * 512 if {live} else 0)",
@@ -205,7 +205,7 @@ def _load_data(lw: LoweringContext, call: Call) -> None:
     _check_transpose(lw, call, f["if_transpose"], dst, src)
     v = [_int(lw, call, f[n], f"LoadData2DParams.{n}") for n in
          ("start_index", "repeat_times", "src_stride", "dst_gap", "if_transpose", "addr_mode")]
-    if lw.full_check:
+    if lw.declares_access:
         start, rep, ss, gap = (f"({x})" for x in v[:4])
         access.local(lw, hb.MTE1, src, f"(({start} + ({rep} - 1) * {ss} + 1) * 512 if {rep} > 0 else 0)",
                      access.READ_SPAN, call.node)
@@ -235,7 +235,7 @@ def _load_from_gm(lw: LoweringContext, call: Call, dst: Value, src: Value, p: Va
         lw.type_error("load_data from GM cannot transpose", call.node)
     v = [_int(lw, call, f[n], f"LoadData2DParams.{n}") for n in ("start_index", "repeat_times", "src_stride",
                                                                   "dst_gap")]
-    if lw.full_check:
+    if lw.declares_access:
         start, rep, ss, gap = (f"({x})" for x in v)
         access.gm(lw, hb.MTE2, src, f"(({start} + ({rep} - 1) * {ss} + 1) * 512 if {rep} > 0 else 0)", False,
                   call.node)
@@ -268,7 +268,7 @@ def _load_data_with_transpose(lw: LoweringContext, call: Call) -> None:
     v = [_int(lw, call, f[n], f"LoadData2dTransposeParams.{n}") for n in
          ("start_index", "repeat_times", "src_stride", "dst_gap", "dst_frac_gap", "addr_mode")]
     es = d.sizeof()
-    if lw.full_check:
+    if lw.declares_access:
         start, rep, ss, gap, fgap = (f"({x})" for x in v[:5])
         sq = 512 if es == 2 else 1024
         nf = 1 if es == 2 else 2
@@ -297,7 +297,7 @@ def _init_const_value(lw: LoweringContext, call: Call) -> None:
     bits = _value_bits(lw, call, f["init_value"], d)
     hw = _hw(dst)
     pipe = hb.MTE1 if hw in (Hardware.L0A, Hardware.L0B) else hb.MTE2
-    if lw.full_check:
+    if lw.declares_access:
         rep, blk, gap = (f"({x})" for x in v)
         unit = 512 if hw in (Hardware.L0A, Hardware.L0B) else 32
         access.local(lw, pipe, dst, f"((({rep} - 1) * ({blk} + {gap}) + {blk}) * {unit} if {rep} > 0 else 0)",
@@ -374,7 +374,7 @@ def _mmad(lw: LoweringContext, call: Call) -> None:
     f = _fields(lw, call, params, lang.MmadParams, "params")
     m, n, k, uf, src_flag, init = (_int(lw, call, f[x], f"MmadParams.{x}") for x in
                                    ("m", "n", "k", "unit_flag", "cmatrix_source", "cmatrix_init_val"))
-    if lw.full_check:
+    if lw.declares_access:
         es = fm.type.dtype.sizeof()
         k0 = 32 // es
         m1, k1, n1 = f"((({m}) + 15) // 16)", f"((({k}) + {k0 - 1}) // {k0})", f"((({n}) + 15) // 16)"
@@ -499,7 +499,7 @@ def emit_fixpipe(lw: LoweringContext, call: Call, dst: Value, src: Value, worksp
     """Declare a fixpipe's accesses and emit it; ``v`` holds the FixpipeParamsV220 fields as int expressions
     (also used by ``data_copy`` with ``DataCopyCO12DstParams``)."""
     oes = dst.type.dtype.sizeof()
-    if lw.full_check:
+    if lw.declares_access:
         ns, ms, ss, ds, nd, snd, dnd = (f"({v[x]})" for x in ("n_size", "m_size", "src_stride", "dst_stride",
                                                               "nd_num", "src_nd_stride", "dst_nd_stride"))
         live = f"({ns} > 0 and {ms} > 0 and {nd} > 0)"

@@ -81,7 +81,7 @@ def _data_copy(lw: LoweringContext, call: Call) -> None:
 
 def _copy_access(lw: LoweringContext, call: Call, pipe: int, dst: Value, src: Value, count: str) -> None:
     """The bytes a count-form copy moves: ``count`` elements rounded down to whole 32-byte blocks."""
-    if not lw.full_check:
+    if not lw.declares_access:
         return
     nbytes = f"max({count}, 0) * {_esize(dst)} // 32 * 32"
     for t, write in ((src, False), (dst, True)):
@@ -94,7 +94,7 @@ def _copy_access(lw: LoweringContext, call: Call, pipe: int, dst: Value, src: Va
 def _strided_access(lw: LoweringContext, call: Call, pipe: int, dst: Value, src: Value, geometry: list[str],
                     src_block: str, src_step: str, dst_block: str, dst_step: str) -> None:
     """The blocks a strided copy moves on each side (``geometry[0]`` blocks; sizes and steps in bytes)."""
-    if not lw.full_check:
+    if not lw.declares_access:
         return
     count = f"min(max({geometry[0]}, 0), {isa.MAX_BLOCK_COUNT})"
     for t, block, step, write in ((src, src_block, src_step, False), (dst, dst_block, dst_step, True)):

@@ -176,7 +176,7 @@ def _mrg_sort(lw: LoweringContext, call: Call) -> None:
     sus = lw.int_expr(susp, call.node, "is_exhausted_suspension")
     # which entries are touched: the lists valid_bit names, repeat times; a suspended merge reads and writes
     # a data-dependent part of it (declared as a span: races only)
-    if lw.full_check:
+    if lw.declares_access:
         total = " + ".join(f"((({ls[i]}) if ({vb}) & {1 << i} else 0))" for i in range(4))
         reps = f"max(1, min({rep}, 255))"
         read = access.READ if (susp.is_const and not susp.const) else access.READ_SPAN

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+from ...isa import hb
 from ...language import sync as lang
 from ...language.enums import HardEvent, MemDsbT, PipeID
 from ..registry import Call, rule
@@ -37,6 +38,8 @@ def _flag(lw: LoweringContext, call: Call, fn: str) -> None:
     lw.emit_isa("sync", fn, ["_st", str(event), plain_int(event_id)], call.node)
     if lw.full_check:
         lw.emit_isa("hb", fn, ["_st", "_sh", str(event), plain_int(event_id)], call.node)
+    if fn == "wait_flag":
+        lw.sync_wait(int(hb.EVENT_SRC[event]), int(hb.EVENT_DST[event]), call.node)
     lw.at_kernel_end(f"{lw.isa('sync', 'check_flags_clear')}(_st)")
 
 
@@ -58,8 +61,10 @@ def _pipe_barrier(lw: LoweringContext, call: Call) -> None:
         lw.type_error("pipe_barrier(PipeID.PIPE_S) is not allowed: the scalar pipe executes in order",
                       call.node)
     lw.emit_isa("sync", "pipe_barrier", ["_st", str(pipe)], call.node)
-    if pipe == PipeID.PIPE_ALL and lw.full_check:
-        lw.emit_isa("hb", "barrier_all", ["_st", "_sh"], call.node)
+    if pipe == PipeID.PIPE_ALL:
+        if lw.full_check:
+            lw.emit_isa("hb", "barrier_all", ["_st", "_sh"], call.node)
+        lw.sync_barrier(call.node)
 
 
 @rule(lang.data_sync_barrier)
@@ -70,3 +75,4 @@ def _data_sync_barrier(lw: LoweringContext, call: Call) -> None:
     if lw.full_check:
         # it waits for every earlier memory access of the core: taken as a full barrier
         lw.emit_isa("hb", "barrier_all", ["_st", "_sh"], call.node)
+    lw.sync_barrier(call.node)

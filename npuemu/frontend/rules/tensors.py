@@ -14,7 +14,7 @@ from ...isa import hb
 from ...isa import state as S
 from ...language import core as lang
 from ...language import dtype as dt
-from ...language.enums import POSITION_MEMORY, CacheMode, CacheRwMode, Hardware
+from ...language.enums import POSITION_MEMORY, CacheMode, CacheRwMode, Hardware, TPosition
 from ..context import LoweringContext
 from ..registry import Call, attribute, method, rule
 from ..types import AllocatorT, GlobalAddressT, GlobalTensorT, LocalTensorT, Value, const, is_number, scalar
@@ -64,7 +64,11 @@ def _set_global_buffer(lw: LoweringContext, call: Call) -> None:
         lw.type_error(f"set_global_buffer needs a GlobalAddress (a kernel array argument, possibly offset), "
                       f"got {lw.describe(buf)}", call.node)
     size_code = "-1" if size.is_const and size.const is None else lw.int_expr(size, call.node, "buffer_size")
-    new = Value(GlobalTensorT(buf.type.dtype), code=(buf.code[0], buf.code[1], size_code))
+    origin = int(buf.code[0]) if buf.code[0].isdigit() else None      # the parameter's region id
+    old = call.recv.type
+    if old.dtype is not None and old.origin != origin:
+        origin = None               # bound before to another region: either may be what later code sees
+    new = Value(GlobalTensorT(buf.type.dtype, origin=origin), code=(buf.code[0], buf.code[1], size_code))
     update_receiver(lw, call, new)
 
 
@@ -257,10 +261,45 @@ def _local_set_value(lw: LoweringContext, call: Call) -> None:
 def _scalar_access(lw: LoweringContext, t: Value, idx: str, kind: int, node) -> None:
     """Element ``idx`` of ``t``, read or written by the scalar unit (an index outside ``t`` is not declared:
     the access itself reports it)."""
-    if lw.full_check:
+    if lw.declares_access:
         size = t.type.dtype.sizeof()
         lw.local_access(hb.S, f"({t.code[0]}) + ({idx}) * {size}",
-                        f"({size} if 0 <= ({idx}) < ({t.code[1]}) else 0)", kind, node)
+                        f"({size} if 0 <= ({idx}) < ({t.code[1]}) else 0)", kind, node,
+                        where=access.where(t))
+
+
+# ---------------------------------------------------------------------------- LocalTensorAuto
+
+
+@rule(lang.LocalTensorAuto)
+def _local_tensor_auto(lw: LoweringContext, call: Call) -> Value:
+    """A UB range per call site (and inlining chain), 32-byte aligned, bumped upward from UB offset 0."""
+    a = call.bind_to(lw, lang.LocalTensorAuto)
+    d = dtype_arg(lw, a["dtype"], call.node)
+    shape = a["shape"]
+    dims = shape.const if shape.is_const else None
+    if isinstance(dims, int) and not isinstance(dims, bool):
+        dims = (dims,)
+    if not (isinstance(dims, (tuple, list)) and dims
+            and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in dims)):
+        lw.type_error(f"LocalTensorAuto: shape must be a compile-time positive element count or tuple of "
+                      f"counts (its UB is allocated when the kernel is compiled), got {lw.describe(shape)}",
+                      call.node)
+    n = 1
+    for x in dims:
+        n *= x
+    nbytes = n * d.sizeof()
+    site = (lw.loc_id(call.node), lw.loc_id(None))          # the call and the function it is inlined into
+    off = lw.facts.auto_ub.get(site)
+    if off is None:
+        off = lw.facts.auto_ub_end
+        lw.facts.auto_ub[site] = off
+        lw.facts.auto_ub_end = off + (nbytes + 31) // 32 * 32
+    out = lw.new_var("laddr")
+    # the UB bounds check of a static tensor: a kernel whose LocalTensorAutos exceed UB fails here
+    lw.emit(f"{out} = " + lw.call_isa("tensor", "static_tensor", ["_st", str(int(Hardware.UB)), str(off),
+                                                                   str(nbytes)], call.node))
+    return Value(LocalTensorT(d, TPosition.VECCALC, region=(off, off + nbytes)), code=(out, str(n)))
 
 
 # ---------------------------------------------------------------------------- LocalMemAllocator

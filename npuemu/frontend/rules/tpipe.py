@@ -136,6 +136,8 @@ def _init_buffer(lw: LoweringContext, call: Call) -> None:
     if not isinstance(q.type, TQueT):
         lw.type_error(f"init_buffer needs a TQue or TBuf, got {lw.describe(q)}", call.node)
     hw = memory_of(lw, q.type.pos, call.node)
+    num = a["num"]
+    lw.sync_plan.queue_blocks(q.type.qid, num.const if num.is_const and isinstance(num.const, int) else None)
     lw.emit_isa("queue", "init_queue", [
         "_st", str(q.type.qid), str(int(q.type.pos)), str(int(hw)), lw.int_expr(a["num"], call.node, "num"),
         lw.int_expr(a["len"], call.node, "len"), str(q.type.depth), str(_limits(lw)[1])], call.node)
@@ -185,9 +187,13 @@ def _queue_tensor(lw: LoweringContext, call: Call, fn: str, extra: list[str]) ->
     d = dtype_arg(lw, a["dtype"], call.node)
     addr, nbytes = lw.new_var("qaddr"), lw.new_var("qbytes")
     lw.emit(f"{addr}, {nbytes} = " + lw.call_isa("queue", fn, ["_st", str(q.type.qid), *extra], call.node))
+    producer, consumer = _pipes(lw, q)
+    if fn == "deque":
+        lw.sync_plan.queue(q.type.qid, "data", False, producer, consumer)
+    else:
+        lw.sync_plan.queue(q.type.qid, "space", False, consumer, producer)
     if lw.full_check:
         # deque waits on the consumer for the enque; alloc_tensor on the producer for the last free_tensor
-        producer, consumer = _pipes(lw, q)
         lw.emit_isa("hb", "queue_join", ["_st", "_sh", str(q.type.qid), addr,
                                          str(consumer if fn == "deque" else producer)], call.node)
     pos = q.type.dst_pos if fn == "deque" else q.type.pos
@@ -209,10 +215,11 @@ def _queue_takes_tensor(lw: LoweringContext, call: Call, fn: str) -> None:
     a = call.bind_to(lw, getattr(lang.TQue, fn))
     local(lw, a["tensor"], call.node, "the tensor", positions=None)
     lw.emit_isa("queue", fn, ["_st", str(q.type.qid), a["tensor"].code[0]], call.node)
+    producer, consumer = _pipes(lw, q)
+    pipe, target = (producer, consumer) if fn == "enque" else (consumer, producer)
+    lw.sync_plan.queue(q.type.qid, "data" if fn == "enque" else "space", True, pipe, target)
     if lw.full_check:
         # enque publishes the producer's work for deque; free_tensor the consumer's for alloc_tensor
-        producer, consumer = _pipes(lw, q)
-        pipe, target = (producer, consumer) if fn == "enque" else (consumer, producer)
         lw.emit_isa("hb", "queue_publish", ["_st", "_sh", str(q.type.qid), a["tensor"].code[0], str(pipe),
                                             str(target)], call.node)
 

@@ -101,7 +101,7 @@ def _declare(lw: LoweringContext, call: Call, a: dict[str, Value], l0: list[str]
              slots_per_repeat: int) -> None:
     """Race-check a per-repeat reduction: its source lanes, and ``slots_per_repeat`` results of
     ``slot_bytes`` per repeat in the destination, ``dst_rep_stride`` apart (in result units)."""
-    if not lw.full_check:
+    if not lw.declares_access:
         return
     head, (dst_rep, src_blk, src_rep) = l0[:5], l0[5:]
     access.level0(lw, hb.V, a["src"], head, src_blk, src_rep, access.READ, call.node)
