@@ -7,8 +7,8 @@ style: ``bfloat16``, ``KernelType`` members beyond pyasc's list.
 # ruff: noqa: F401, F403, A004
 from .jit import JITFunction, jit
 from .language.core import (BaseTensor, ConstExpr, GlobalAddress, GlobalTensor, LocalMemAllocator, LocalTensor, TBuf,
-                            TPipe, TPipeManager, TQue, TQueBind, ceildiv, get_tpipe_ptr, pop_stack_buffer, range, static_assert,
-                            static_range)
+                            TBufHandle, TBufPool, TPipe, TPipeManager, TQue, TQueBind, ceildiv, get_tpipe_ptr,
+                            pop_stack_buffer, range, static_assert, static_range)
 from .language.dtype import (DataType, KnownTypes, bfloat16, bool_, double, float16, float32, float64, float_,
                              half, int8, int16, int32, int64, int_, uint8, uint16, uint32, uint64, void)
 from .language.enums import (CMPMODE, BlockMode, CacheLine, CacheMode, CacheRwMode, CubeFormat, DataFormat,

@@ -21,7 +21,7 @@ PENDING = {
     "IterateOrder": "Matmul high-level API", "LayoutMode": "Matmul high-level API",
     "MatmulConfigMode": "Matmul high-level API", "ScheduleType": "Matmul high-level API",
     "SliceInfo": "data_copy with slice lists", "ListTensorDesc": "dynamic tensor lists",
-    "TensorDesc": "dynamic tensor lists", "TBufPool": "TPipe buffer pools", "TBufHandle": "TPipe buffer pools",
+    "TensorDesc": "dynamic tensor lists",
     "check_local_memory_ia": "local-memory watch ranges", "set_mm_layout_transform": "cube configuration",
     "LocalTensorAuto": "automatic synchronisation",
     "DataCopyCO12DstParams": "cube data copies", "DataCopyEnhancedParams": "cube data copies",

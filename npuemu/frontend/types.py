@@ -115,6 +115,18 @@ class TBufT(KType):
 
 
 @dataclass(frozen=True)
+class TBufPoolT(KType):
+    """A TBufPool; its record lives in the core's ``st`` vector at slot ``pid`` (``isa/buf_pool.py``)."""
+
+    pid: int
+    pos: TPosition
+    id_size: int
+
+    def describe(self) -> str:
+        return f"TBufPool[{self.pos.name}]"
+
+
+@dataclass(frozen=True)
 class AllocatorT(KType):
     """LocalMemAllocator: the current byte offset inside its memory."""
 
