@@ -32,6 +32,12 @@ def data_copy(dst: LocalTensor, src: LocalTensor, repeat_params: DataCopyParams)
 def data_copy(dst: GlobalTensor, src: LocalTensor, repeat_params: DataCopyParams) -> None: ...
 @overload
 def data_copy(dst: LocalTensor, src: GlobalTensor, intri_params: Nd2NzParams) -> None: ...
+@overload
+def data_copy(dst: LocalTensor, src: GlobalTensor, slice_list1: list, slice_list2: list,
+              dim_value: int = 1) -> None: ...
+@overload
+def data_copy(dst: GlobalTensor, src: LocalTensor, slice_list1: list, slice_list2: list,
+              dim_value: int = 1) -> None: ...
 @builtin
 def data_copy(dst: LocalTensor | GlobalTensor, src: LocalTensor | GlobalTensor, *args: Any,
               **kwargs: Any) -> None:
@@ -48,6 +54,10 @@ def data_copy(dst: LocalTensor | GlobalTensor, src: LocalTensor | GlobalTensor, 
       other fields in [0, 65535]; a count or length of 0 copies nothing.
     * ``data_copy(l1, gm, Nd2NzParams(...))``: GM -> L1 converting ND to the
       NZ fractal layout (see ``docs/cube.md``).
+    * ``data_copy(dst, src, [SliceInfo, ...], [SliceInfo, ...], dim_value)``:
+      GM -> UB or UB -> GM of a multi-dimensional slice, the first list
+      describing the destination, the second the source, dimension 0 (the
+      contiguous one) first (see ``docs/language.md``, "Slice copies").
 
     Paths: GM -> UB or L1, UB -> GM, UB -> UB.  UB addresses must be 32-byte
     aligned and the element types of both sides must match.
