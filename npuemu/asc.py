@@ -42,3 +42,4 @@ from .language.debug import *
 from .language.tiling import *
 from .language.properties import *
 from .language.array import *
+from .language.list_tensor import *

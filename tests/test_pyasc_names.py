@@ -20,8 +20,6 @@ PENDING = {
     "BatchMode": "Matmul high-level API", "IterateMode": "Matmul high-level API",
     "IterateOrder": "Matmul high-level API", "LayoutMode": "Matmul high-level API",
     "MatmulConfigMode": "Matmul high-level API", "ScheduleType": "Matmul high-level API",
-    "ListTensorDesc": "dynamic tensor lists",
-    "TensorDesc": "dynamic tensor lists",
     "check_local_memory_ia": "local-memory watch ranges", "set_mm_layout_transform": "cube configuration",
     "LocalTensorAuto": "automatic synchronisation",
     "DataCopyCO12DstParams": "cube data copies", "DataCopyEnhancedParams": "cube data copies",

@@ -35,7 +35,7 @@ range      area                     registered (module: codes)
 1600-1699  atomic GM writes         atomic: 1600
 1700-1799  vector rearrangement     vec_rearrange: 1700-1702, vec_transpose: 1750-1755
 1900-1999  system registers         system: 1900-1903, user_tag: 1910, local_array: 1920
-2000-2099  buffer pools and lists   buf_pool: 2000-2007, slice_copy: 2010-2015
+2000-2099  buffer pools and lists   buf_pool: 2000-2007, slice_copy: 2010-2015, list_tensor: 2020-2028
 =========  =======================  ==============================================
 """
 from __future__ import annotations

@@ -8,4 +8,4 @@ from . import cube  # noqa: F401
 from . import properties  # noqa: F401
 from . import tensor_meta  # noqa: F401
 from . import local_array  # noqa: F401
-from . import buf_pool  # noqa: F401
+from . import buf_pool, list_tensor  # noqa: F401
