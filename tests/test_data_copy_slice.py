@@ -108,3 +108,19 @@ def slice_dims_kernel(x: asc.GlobalAddress):
 def test_lists_shorter_than_dim_value_are_refused():
     with pytest.raises(errors.KernelTypeError, match=r"slice_list1 has 1 SliceInfo but dim_value is 2"):
         slice_dims_kernel[1](np.zeros(64, np.float32))
+
+
+@asc.jit
+def slice_int64_kernel(x: asc.GlobalAddress):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf, 512)
+    t = buf.get(asc.int64)
+    asc.data_copy(t, xg, [asc.SliceInfo(0, 7, 0, 1, 8)], [asc.SliceInfo(0, 7, 0, 1, 8)], 1)
+
+
+def test_slice_copies_refuse_64_bit_types():
+    with pytest.raises(errors.KernelTypeError, match=r"data_copy with slice lists does not support int64"):
+        slice_int64_kernel[1](np.zeros(64, np.int64))

@@ -8,13 +8,18 @@ them).
 from __future__ import annotations
 
 from ...isa.slice_copy import MAX_DIMS
+from ...language import dtype as dt
 from ...language.enums import VECTOR_POSITIONS
 from ...language.params import SliceInfo
 from ..context import LoweringContext
 from ..registry import Call
 from ..types import TupleT, Value, const
-from .common import is_params, plain_int
+from .common import check_dtype, is_params, plain_int
 from .data_copy import _akind, _esize, _gm_to_local, _ints, _local_to_gm, _region, _same
+
+
+# the element types the slice copy moves on A2/A3 (Ascend C's slice DataCopy page): no 64-bit types
+SLICE_DTYPES = (dt.int8, dt.uint8, dt.int16, dt.uint16, dt.int32, dt.uint32, dt.float16, dt.bfloat16, dt.float32)
 
 
 def _slices(lw: LoweringContext, call: Call, v: Value, dims: int, what: str) -> list[str]:
@@ -55,6 +60,7 @@ def slice_copy(lw: LoweringContext, call: Call, a: dict[str, Value]) -> None:
         lw.type_error(f"data_copy with slice lists moves GM -> UB or UB -> GM, not {lw.describe(src)} to "
                       f"{lw.describe(dst)}", call.node)
     _same(lw, call, ub, g)
+    check_dtype(lw, "data_copy with slice lists", ub.type.dtype, SLICE_DTYPES, call.node)
     if ub.type.pos not in VECTOR_POSITIONS:
         lw.type_error(f"data_copy with slice lists moves between GM and UB; the local tensor is in position "
                       f"{ub.type.pos.name}", call.node)
