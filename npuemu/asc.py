@@ -7,8 +7,8 @@ style: ``bfloat16``, ``KernelType`` members beyond pyasc's list.
 # ruff: noqa: F401, F403, A004
 from .jit import JITFunction, jit
 from .language.core import (BaseTensor, ConstExpr, GlobalAddress, GlobalTensor, LocalMemAllocator, LocalTensor,
-                            LocalTensorAuto, TBuf, TPipe, TPipeManager, TQue, TQueBind, ceildiv, get_tpipe_ptr,
-                            pop_stack_buffer, range, static_assert, static_range)
+                            LocalTensorAuto, TBuf, TBufHandle, TBufPool, TPipe, TPipeManager, TQue, TQueBind, ceildiv,
+                            get_tpipe_ptr, pop_stack_buffer, range, static_assert, static_range)
 from .language.dtype import (DataType, KnownTypes, bfloat16, bool_, double, float16, float32, float64, float_,
                              half, int8, int16, int32, int64, int_, uint8, uint16, uint32, uint64, void)
 from .language.enums import (CMPMODE, BatchMode, BatchOutMode, BlockMode, CacheLine, CacheMode, CacheRwMode,
@@ -45,3 +45,4 @@ from .language.debug import *
 from .language.tiling import *
 from .language.properties import *
 from .language.array import *
+from .language.list_tensor import *

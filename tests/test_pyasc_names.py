@@ -13,8 +13,6 @@ INTERNAL = {"check_type", "check_type_gather_mask", "op_impl", "inline", "number
 
 # not provided yet, each with where it is meant to come from
 PENDING = {
-    "SliceInfo": "data_copy with slice lists", "ListTensorDesc": "dynamic tensor lists",
-    "TensorDesc": "dynamic tensor lists", "TBufPool": "TPipe buffer pools", "TBufHandle": "TPipe buffer pools",
 }
 
 

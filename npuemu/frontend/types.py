@@ -122,6 +122,43 @@ class TBufT(KType):
 
 
 @dataclass(frozen=True)
+class TBufPoolT(KType):
+    """A TBufPool; its record lives in the core's ``st`` vector at slot ``pid`` (``isa/buf_pool.py``)."""
+
+    pid: int
+    pos: TPosition
+    id_size: int
+
+    def describe(self) -> str:
+        return f"TBufPool[{self.pos.name}]"
+
+
+@dataclass(frozen=True)
+class ListTensorDescT(KType):
+    """A ListTensorDesc: the buffer's region id and byte offset, and what ``init`` decoded of it
+    (dimension count, tensor count (-1: not initialised), byte offset of the data pointers)."""
+
+    fields = ("rid", "off", "dim", "count", "ptroff")
+
+    def describe(self) -> str:
+        return "ListTensorDesc"
+
+
+@dataclass(frozen=True)
+class TensorDescT(KType):
+    """A TensorDesc: dimension count, index, data region id (-1: not filled) and byte offset.  ``shape``
+    names the ``asc.array`` its shape is written to (``set_shape_addr``), of ``shape_n`` elements."""
+
+    dtype: DataType
+    shape: str | None = None
+    shape_n: int = 0
+    fields = ("dim", "index", "rid", "off")
+
+    def describe(self) -> str:
+        return f"TensorDesc[{self.dtype.name}]"
+
+
+@dataclass(frozen=True)
 class AllocatorT(KType):
     """LocalMemAllocator: the current byte offset inside its memory."""
 

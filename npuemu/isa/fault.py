@@ -36,6 +36,7 @@ range      area                     registered (module: codes)
 1700-1799  vector rearrangement     vec_rearrange: 1700-1702, vec_transpose: 1750-1755
 1800-1899  interpolation, AIPP      vec_interp: 1800-1809, aipp: 1850-1860
 1900-1999  system registers         system: 1900-1903, user_tag: 1910, local_array: 1920, watch: 1930-1931
+2000-2099  buffer pools and lists   buf_pool: 2000-2007, slice_copy: 2010-2015, list_tensor: 2020-2028
 2100-2199  cube img2col and sparse  img2col: 2100-2102, sparse: 2110-2112
 =========  =======================  ==============================================
 """

@@ -317,6 +317,17 @@ def queue_join(st, sh, qid, addr, pipe, loc):
         sh[slot] = 0
 
 
+@njit(cache=True)
+def join_queue(sh, qid):
+    """Wait for every flag the blocks of queue ``qid`` hold, each on the pipe it was set for
+    (``TBufPool.reset``, ``free_all_event``: the library waits for each buffer's free flag)."""
+    for b in range(ST.MAX_QUEUE_BLOCKS):
+        slot = _qslot(qid, b)
+        if sh[slot] != 0:
+            _join(sh, sh[slot] - 1, slot)
+            sh[slot] = 0
+
+
 @instruction
 def pipe_reset(st, sh, loc):
     """``TPipe.reset()`` first waits for every freed buffer's flag, as the library does."""

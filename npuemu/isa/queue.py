@@ -147,7 +147,7 @@ register({
 
 
 @njit(cache=True)
-def _carve(st, hw, nbytes, nbufs, max_bufs, loc):
+def carve(st, hw, nbytes, nbufs, max_bufs, loc):
     """Take ``nbytes`` of memory ``hw`` from the TPipe allocator; returns the absolute address."""
     size = st[S.SEG_SIZE + hw]
     if size == 0:
@@ -175,7 +175,14 @@ def init_queue(st, qid, pos, hw, num, length, depth, max_bufs, loc):
     if length <= 0:
         raise Fault(F_BAD_LEN, loc, length, 0, 0)
     blk = (length + 31) // 32 * 32
-    base = _carve(st, hw, num * blk, num, max_bufs, loc)
+    base = carve(st, hw, num * blk, num, max_bufs, loc)
+    set_queue(st, qid, pos, num, blk, base, depth, loc)
+
+
+@njit(cache=True)
+def set_queue(st, qid, pos, num, blk, base, depth, loc):
+    """Give queue ``qid`` ``num`` free blocks of ``blk`` bytes from absolute address ``base``."""
+    q = S.QUEUE_BASE + qid * S.QUEUE_STRIDE
     st[q + S.Q_POS] = pos
     st[q + S.Q_NBLK] = num
     st[q + S.Q_BLKLEN] = blk
@@ -289,7 +296,7 @@ def init_tbuf(st, bid, hw, length, max_bufs, loc):
     if length <= 0:
         raise Fault(F_BAD_LEN, loc, length, 0, 0)
     blk = (length + 31) // 32 * 32
-    st[t] = _carve(st, hw, blk, 1, max_bufs, loc)
+    st[t] = carve(st, hw, blk, 1, max_bufs, loc)
     st[t + 1] = blk
 
 
@@ -323,6 +330,8 @@ def pipe_reset(st, loc):
     for p in range(S.N_POSITIONS):
         st[S.POS_ALLOC + p] = 0
     for i in range(S.QUEUE_BASE, S.PIPE_STATE_END):
+        st[i] = 0
+    for i in range(S.POOL_BASE, S.POOL_STATE_END):
         st[i] = 0
 
 

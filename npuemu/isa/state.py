@@ -206,3 +206,28 @@ STATE_SIZE += SPARSE_IDX_WORDS
 AIPP = STATE_SIZE
 AIPP_N = 8 + 26 + 11
 STATE_SIZE += AIPP_N
+
+# TBufPool (npuemu/isa/buf_pool.py): POOL_BASE + pid * POOL_STRIDE, one record per pool of the kernel.  A pool
+# is a region of one memory (absolute lm address P_START, P_LEN bytes) handed out from P_START upwards; P_IDS
+# counts the buffer ids its queues, TBufs and child pools took of P_ID_SIZE.  P_GEN counts its resets, and each
+# queue and TBuf initialised on a pool records the pool (id + 1; 0: the TPipe's) and its generation then.
+MAX_POOLS = 16
+P_HW = 0
+P_START = 1
+P_LEN = 2
+P_CUR = 3
+P_IDS = 4
+P_ID_SIZE = 5
+P_STATE = 6            # POOL_* below
+P_GEN = 7
+POOL_STRIDE = 8
+POOL_BASE = STATE_SIZE
+QUEUE_POOL = POOL_BASE + MAX_POOLS * POOL_STRIDE
+QUEUE_POOL_GEN = QUEUE_POOL + MAX_QUEUES
+TBUF_POOL = QUEUE_POOL_GEN + MAX_QUEUES
+TBUF_POOL_GEN = TBUF_POOL + MAX_TBUFS
+STATE_SIZE = TBUF_POOL_GEN + MAX_TBUFS
+POOL_STATE_END = STATE_SIZE      # TPipe.reset() clears POOL_BASE .. POOL_STATE_END too
+POOL_NEVER = 0
+POOL_LIVE = 1
+POOL_RESET = 2

@@ -115,6 +115,8 @@ class TPipe:
     def fetch_event_id(self, event: HardEvent = HardEvent.V_S) -> int: ...
     def release_event_id(self, id: int, event: HardEvent = HardEvent.V_S) -> None: ...  # noqa: A002
     def get_base_addr(self, logic_pos: TPosition | None = None) -> int: ...
+    def init_buf_pool(self, buf_pool: TBufPool, len: int = 0,  # noqa: A002
+                      share_buf: TBufPool | None = None) -> None: ...
 
 
 class TPipeManager:
@@ -149,6 +151,10 @@ class TQue:
     def has_tensor_in_que(self) -> bool: ...
     def get_tensor_count_in_que(self) -> int: ...
     def vacant_in_que(self) -> bool: ...
+    def free_all_event(self) -> None: ...
+    def init_buf_handle(self, buf_pool: TBufPool, index: int, buf_handle: TBufHandle,
+                        cur_pool_addr: TBufHandle, len: int) -> None: ...  # noqa: A002
+    def init_start_buf_handle(self, start_buf_handle: TBufHandle, num: int, len: int) -> None: ...  # noqa: A002
 
 
 @builtin_class
@@ -170,6 +176,33 @@ class TBuf:
     def get(self, dtype: DataType, length: int | None = None) -> LocalTensor: ...   # npuemu's earlier name
     def get(self, *args: Any, **kwargs: Any) -> LocalTensor: ...
     def get_with_offset(self, size: int, buf_offset: int, dtype: DataType) -> LocalTensor: ...
+
+
+@builtin_class
+class TBufPool:
+    """A region of UB or L1 handed out by hand, for memory reuse between phases (``TBufPool<pos, bufIDSize>``).
+
+    ``pipe.init_buf_pool(pool, len[, share_buf])`` or ``parent.init_buf_pool(...)``
+    gives it memory; ``init_buffer`` gives its queues and TBufs memory from it;
+    ``reset()`` ends its phase (docs/language.md, "Buffer pools").
+    """
+
+    def __init__(self, pos: TPosition = TPosition.VECCALC, buf_id_size: int = 4) -> None: ...
+    def init_buf_pool(self, buf_pool: TBufPool, len: int = 0,  # noqa: A002
+                      share_buf: TBufPool | None = None) -> None: ...
+    @overload
+    def init_buffer(self, que: TQue, num: int, len: int) -> None: ...  # noqa: A002
+    @overload
+    def init_buffer(self, buf: TBuf, num: int) -> None: ...   # num: the buffer's length in bytes
+    def init_buffer(self, *args: Any, **kwargs: Any) -> None: ...
+    def reset(self) -> None: ...
+
+
+@builtin_class
+class TBufHandle:
+    """The library's handle of one queue buffer: only its internal bookkeeping makes these; npuemu refuses it."""
+
+    def __init__(self, handle: Any) -> None: ...
 
 
 @builtin_class

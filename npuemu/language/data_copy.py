@@ -48,6 +48,12 @@ def data_copy(dst: GlobalTensor, src: LocalTensor, intri_params: Nz2NdParamsFull
 def data_copy(dst: GlobalTensor, src: LocalTensor, intri_params: DataCopyCO12DstParams) -> None: ...
 @overload
 def data_copy(dst: LocalTensor, src: LocalTensor, intri_params: DataCopyCO12DstParams) -> None: ...
+@overload
+def data_copy(dst: LocalTensor, src: GlobalTensor, slice_list1: list, slice_list2: list,
+              dim_value: int = 1) -> None: ...
+@overload
+def data_copy(dst: GlobalTensor, src: LocalTensor, slice_list1: list, slice_list2: list,
+              dim_value: int = 1) -> None: ...
 @builtin
 def data_copy(dst: LocalTensor | GlobalTensor, src: LocalTensor | GlobalTensor, *args: Any,
               **kwargs: Any) -> None:
@@ -71,6 +77,10 @@ def data_copy(dst: LocalTensor | GlobalTensor, src: LocalTensor | GlobalTensor, 
     * ``data_copy(gm_or_l1, co1, DataCopyCO12DstParams(...))``: L0C -> GM or
       L1 through the fixpipe, with quantisation, ReLU and, with ``nz2nd_en``,
       NZ -> ND conversion (GM only).
+    * ``data_copy(dst, src, [SliceInfo, ...], [SliceInfo, ...], dim_value)``:
+      GM -> UB or UB -> GM of a multi-dimensional slice, the first list
+      describing the destination, the second the source, dimension 0 (the
+      contiguous one) first (see ``docs/language.md``, "Slice copies").
 
     Paths: GM -> UB or L1, UB -> GM, UB -> UB.  UB addresses must be 32-byte
     aligned and the element types of both sides must match.

@@ -242,6 +242,20 @@ class DataCopyEnhancedParams(ParamStruct):
                 ("pad_mode_in", pad_t.PAD_NONE, "enum"), ("pad_value_in", 0, "u64"))
 
 
+class SliceInfo(ParamStruct):
+    """One dimension of a slice copy (``data_copy(dst, src, dst_slices, src_slices, dim_value)``).
+
+    ``start_index``..``end_index`` (inclusive, elements) with ``stride`` elements
+    left out between pieces; ``burst_len`` (32-byte blocks) is the piece length
+    of dimension 0 and must be 1 in the others; ``shape_value`` is the
+    dimension's full length in elements.  Defaults as pyasc's: ``end_index``
+    31, ``burst_len`` 32.
+    """
+
+    _fields_ = (("start_index", 0, "u32"), ("end_index", 31, "u32"), ("stride", 0, "u32"),
+                ("burst_len", 32, "u32"), ("shape_value", 0, "u32"))
+
+
 class ShapeInfo(ParamStruct):
     """Shape metadata printed by ``dump_tensor`` (shape as a tuple of ints)."""
 

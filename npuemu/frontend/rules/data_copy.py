@@ -34,6 +34,10 @@ def _data_copy(lw: LoweringContext, call: Call) -> None:
         lw.fail("data_copy(dst, src, count | params) needs three arguments", call.node)
     a = call.bind_to(lw, lang.data_copy)
     dst, src = a["dst"], a["src"]
+    if "slice_list1" in a:
+        from .data_copy_slice import slice_copy     # multi-dimensional slices, GM <-> UB
+        slice_copy(lw, call, a)
+        return
     third = a.get("count") or a.get("repeat_params") or a.get("intri_params")
     if "enhanced_params" in a:
         from .cube_copy import check_enhanced       # only the default modes: the plain strided copy
