@@ -11,21 +11,10 @@ NAMES = [line.strip() for line in (Path(__file__).parent / "pyasc_surface" / "la
 # module-level helpers of pyasc's own implementation, not kernel API (argument checking, IR building)
 INTERNAL = {"check_type", "check_type_gather_mask", "op_impl", "inline", "number"}
 
-# not provided yet, each with where it is meant to come from
-PENDING = {
-}
-
 
 def test_every_pyasc_language_name_resolves():
-    missing = [n for n in NAMES if n not in INTERNAL and n not in PENDING and not hasattr(asc, n)]
+    missing = [n for n in NAMES if n not in INTERNAL and not hasattr(asc, n)]
     assert not missing, f"pyasc names missing from npuemu.asc: {missing}"
-
-
-def test_the_pending_list_is_current():
-    """A name that arrived must leave PENDING, so the list always says what is still to do."""
-    arrived = sorted(n for n in PENDING if hasattr(asc, n))
-    assert not arrived, f"provided now, drop from PENDING: {arrived}"
-    assert set(PENDING) <= set(NAMES)
 
 
 def test_matmul_enums_have_pyasc_values():
