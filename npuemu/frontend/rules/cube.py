@@ -393,18 +393,18 @@ def _mmad(lw: LoweringContext, call: Call) -> None:
     lw.emit_isa("mmad", "mmad", args, call.node)
 
 
-@rule(lang.set_hf32_mode)
-def _set_hf32_mode(lw: LoweringContext, call: Call) -> None:
-    _aic(lw, call)
-    a = call.bind_to(lw, lang.set_hf32_mode)
-    lw.emit_isa("mmad", "set_hf32_mode", ["_st", _int(lw, call, a["hf32_mode"], "hf32_mode")], call.node)
+def register_setter(stub, module: str, param: str, fn: str | None = None) -> None:
+    """The rule of a cube-core register setter: its one integer argument ``param`` goes to ``isa.<module>.<fn>``
+    (by default the function of the stub's name)."""
+    def r(lw: LoweringContext, call: Call) -> None:
+        _aic(lw, call)
+        value = _int(lw, call, call.bind_to(lw, stub)[param], param)
+        lw.emit_isa(module, fn or stub.__name__, ["_st", value], call.node)
+    rule(stub)(r)
 
 
-@rule(lang.set_hf32_trans_mode)
-def _set_hf32_trans_mode(lw: LoweringContext, call: Call) -> None:
-    _aic(lw, call)
-    a = call.bind_to(lw, lang.set_hf32_trans_mode)
-    lw.emit_isa("mmad", "set_hf32_trans_mode", ["_st", _int(lw, call, a["trans_mode"], "trans_mode")], call.node)
+register_setter(lang.set_hf32_mode, "mmad", "hf32_mode")
+register_setter(lang.set_hf32_trans_mode, "mmad", "trans_mode")
 
 
 @rule(lang.set_mm_layout_transform)

@@ -21,7 +21,7 @@ from ..registry import Call, rule
 from ..types import ScalarT, Value
 from . import access
 from .common import is_params, plain_int
-from .cube import _aic, _fields, _int, _ints, _local
+from .cube import _aic, _fields, _int, _ints, _local, register_setter
 from .cube_copy import mode_field
 from .params import register_param_struct
 
@@ -106,11 +106,7 @@ def _set_padding(lw: LoweringContext, call: Call) -> None:
     _padding_call(lw, call, a["pad_value"])
 
 
-@rule(lang.set_load_data_boundary)
-def _set_boundary(lw: LoweringContext, call: Call) -> None:
-    _aic(lw, call)
-    a = call.bind_to(lw, lang.set_load_data_boundary)
-    lw.emit_isa("img2col", "set_boundary", ["_st", _int(lw, call, a["boundary"], "boundary")], call.node)
+register_setter(lang.set_load_data_boundary, "img2col", "boundary", "set_boundary")
 
 
 @rule(lang.set_load_data_repeat)
