@@ -22,7 +22,7 @@ from npuemu.isa import state as S
 from npuemu.isa import vec_reduce as vr
 from npuemu.isa.common import BLOCK, check_aligned, check_count
 from npuemu.isa.fault import Fault
-from npuemu.isa.vmask import check_stride, count_form_done, element, lane_on, resolve
+from npuemu.isa.vmask import check_stride, count_form_done, element, explicit_mask, lane_on, resolve
 from npuemu.numerics.half import f16_to_f32, f32_to_f16
 
 OP_SUM, OP_MAX, OP_MIN = vr.OP_SUM, vr.OP_MAX, vr.OP_MIN
@@ -308,7 +308,7 @@ def old_reduce_mask(lm, op, half, cal_index, dst, dst_len, src, src_len, tmp, tm
     if repeat < 0 or repeat > U8_MAX:
         raise Fault(vr.F_REPEAT, loc, repeat, 0, 0)
     check_stride(src_rep, U8_MAX, loc)
-    lo, hi = vr.normal_mask(mask_is_bits != 0, mask_lo, mask_hi, lanes, loc)
+    lo, hi = explicit_mask(mask_is_bits != 0, mask_lo, mask_hi, lanes, loc)
     end = _src_end(np.bool_(False), lo, hi, np.int64(0), repeat, lanes, np.int64(1), src_rep, epb)
     if end == 0:
         return
