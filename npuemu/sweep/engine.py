@@ -1,0 +1,191 @@
+"""Run a list of cases in this process, or on a Dask cluster, and collect their results.
+
+In-process (the default) the cases run one after the other, exactly as
+``npuemu.testing`` would run them.  Given a scheduler address, a
+``dask.distributed.Client`` or a number of local workers (a ``LocalCluster``
+of one single-threaded process per worker), every case becomes one Dask task
+with its own key (``pure=False``: a case is run each time a sweep asks):
+
+- first every worker's fingerprint (npuemu version and sources, Numba,
+  llvmlite, NumPy, Python) is compared with the client's, and a worker that
+  differs is refused (:mod:`.versions`); every task checks again;
+- kernel cases have their binaries built once here, on the client
+  (:mod:`.prebuild`); workers that share the binary store load them by
+  sha256, verified, and lower nothing;
+- a case never raises on a worker (:func:`.execute.run_case`), so Dask's
+  ``retries`` only ever re-run work lost with a worker, never a case that
+  faulted;
+- results come back in the order of the cases, whatever order they finish in.
+"""
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from typing import Any, Callable, Iterable, Mapping
+
+from ..errors import SweepError, WorkerVersionError
+from .cases import Case
+from .execute import FAILED, CaseResult, ErrorInfo, run_case
+from .report import Progress, SweepReport
+from .versions import check_workers, fingerprint, verify
+
+INSTALL = "pip install 'npuemu[scaleout]'"
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise SweepError(f"running a sweep on a Dask scheduler needs dask.distributed, which is not installed: "
+                         f"{INSTALL} (without a scheduler the sweep runs in this process)") from None
+    return distributed
+
+
+def run_remote(case: Case, expected: Mapping[str, str], store: str | None) -> CaseResult:
+    """The task a worker runs for one case: refuse other code, use the shared store, run the case."""
+    try:
+        from distributed import get_worker
+        address = get_worker().address
+    except (ImportError, ValueError):
+        address = ""
+    verify(expected, address or "this worker")
+    if store and os.environ.get("NPUEMU_CACHE_DIR") != store:
+        os.environ["NPUEMU_CACHE_DIR"] = store
+    return run_case(case, address)
+
+
+def sweep(cases: Iterable[Case], *, scheduler: str | None = None, client: Any = None,
+          local_workers: int | None = None, store: str | os.PathLike[str] | None = None, retries: int = 2,
+          prebuild: bool = True, progress: bool | Progress = True, timeout: float = 30.0) -> SweepReport:
+    """Run ``cases`` and return their results (in case order) as a :class:`SweepReport`.
+
+    With none of ``scheduler`` (``"tcp://host:8786"``), ``client`` (a
+    ``dask.distributed.Client``) or ``local_workers`` (a ``LocalCluster`` of
+    that many worker processes, started and stopped here) the cases run in
+    this process and Dask is not needed.  ``store`` is the kernel cache
+    directory (``NPUEMU_CACHE_DIR``) the workers share with the client: a path
+    every worker sees (on one host, the client's own cache, the default for
+    ``local_workers``).  ``retries`` re-runs a task whose worker was lost.
+    ``prebuild`` builds kernel cases' binaries here first.  ``timeout`` bounds
+    the connection to the scheduler, in seconds.
+    """
+    cases = list(cases)
+    if sum(x is not None for x in (scheduler, client, local_workers)) > 1:
+        raise SweepError("give one of scheduler=, client= and local_workers=")
+    if local_workers is not None and local_workers < 1:
+        raise SweepError(f"local_workers must be at least 1, got {local_workers}")
+    bar = progress if isinstance(progress, Progress) else Progress(len(cases)) if progress else None
+    start = time.perf_counter()
+    if scheduler is None and client is None and local_workers is None:
+        results = []
+        for case in cases:
+            results.append(run_case(case))
+            if bar is not None:
+                bar.update(results[-1])
+        return SweepReport(results, time.perf_counter() - start)
+    distributed = _distributed()
+    with _connect(distributed, scheduler, client, local_workers, timeout) as (c, mode):
+        if store is None and local_workers is not None:
+            from ..binary.store import store_dir
+            store = store_dir().parent                 # the client's kernel cache: one host, one store
+        workers = check_workers(c)
+        if prebuild:
+            cases = [_prebuilt(case) for case in cases]
+        results = _run_on(c, distributed, cases, str(store) if store else None, retries, bar)
+        info = {"fingerprint": fingerprint(), "store": str(store) if store else None}
+        return SweepReport(results, time.perf_counter() - start, mode, workers, info)
+
+
+_BUILT: dict[Case, Case] = {}
+
+
+def _prebuilt(case: Case) -> Case:
+    """``case`` with its binaries built on the client (once per process and case)."""
+    if case.kind != "kernel":
+        return case
+    if case not in _BUILT:
+        from .prebuild import build_case
+        _BUILT[case] = build_case(case)
+    return _BUILT[case]
+
+
+class _connect:
+    """The client to run on: the one given, one connected to ``scheduler``, or a new LocalCluster's."""
+
+    def __init__(self, distributed: Any, scheduler: str | None, client: Any, local_workers: int | None,
+                 timeout: float):
+        self.args = (distributed, scheduler, client, local_workers, timeout)
+        self.owned: list[Any] = []
+
+    def __enter__(self) -> tuple[Any, str]:
+        distributed, scheduler, client, local_workers, timeout = self.args
+        if client is not None:
+            return client, str(client.scheduler.address)
+        if local_workers is not None:
+            cluster = distributed.LocalCluster(n_workers=local_workers, threads_per_worker=1, processes=True,
+                                               dashboard_address=None)
+            self.owned.append(cluster)
+            client = distributed.Client(cluster)
+            self.owned.insert(0, client)
+            return client, f"LocalCluster({local_workers})"
+        try:
+            client = distributed.Client(scheduler, timeout=timeout)
+        except (OSError, TimeoutError) as exc:
+            raise SweepError(f"cannot reach the Dask scheduler {scheduler} within {timeout:g} s ({exc}); start "
+                             f"one with `dask scheduler` and its workers with `dask worker {scheduler}`") from None
+        self.owned.append(client)
+        return client, str(scheduler)
+
+    def __exit__(self, *exc: Any) -> None:
+        for thing in self.owned:
+            thing.close()
+
+
+def _run_on(client: Any, distributed: Any, cases: list[Case], store: str | None, retries: int,
+            bar: Progress | None) -> list[CaseResult]:
+    expected = fingerprint()
+    run_id = uuid.uuid4().hex[:8]
+    futures = {}
+    for i, case in enumerate(cases):
+        fut = client.submit(run_remote, case, expected, store, key=f"npuemu-case-{case.token}-{run_id}-{i}",
+                            pure=False, retries=retries)
+        futures[fut] = i
+    results: list[CaseResult | None] = [None] * len(cases)
+    try:
+        for fut in distributed.as_completed(list(futures)):
+            i = futures[fut]
+            results[i] = _result_of(fut, cases[i])
+            if bar is not None:
+                bar.update(results[i])
+    finally:
+        client.cancel([f for f in futures if not f.done()])
+    return [r for r in results if r is not None]
+
+
+def _result_of(fut: Any, case: Case) -> CaseResult:
+    """A finished task's result; a task that raised (a worker killed again and again) is a failed case,
+    a refused worker stops the sweep."""
+    try:
+        return fut.result()
+    except WorkerVersionError:
+        raise
+    except Exception as exc:          # noqa: BLE001 - infrastructure that gave up: reported with the case
+        return CaseResult(case, FAILED, ErrorInfo.of(exc), "the task did not finish on any worker")
+
+
+def run_map(client: Any, fn: Callable[..., Any], items: list[Any], retries: int = 2,
+            progress: Callable[[Any], None] | None = None) -> list[Any]:
+    """``[fn(item) for item in items]`` on ``client``'s workers (checked first), in item order."""
+    distributed = _distributed()
+    check_workers(client)
+    run_id = uuid.uuid4().hex[:8]
+    name = getattr(fn, "__name__", "task")
+    futures = {client.submit(fn, item, key=f"npuemu-{name}-{run_id}-{i}", pure=False, retries=retries): i
+               for i, item in enumerate(items)}
+    out: list[Any] = [None] * len(items)
+    for fut in distributed.as_completed(list(futures)):
+        out[futures[fut]] = fut.result()
+        if progress is not None:
+            progress(out[futures[fut]])
+    return out
