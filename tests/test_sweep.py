@@ -183,6 +183,31 @@ def test_kernel_cases_run_on_the_cluster_from_the_store_without_lowering(client)
     assert sum(after[w][1] - before[w][1] for w in after) >= 2             # they loaded them from the store
 
 
+def test_npuemu_build_on_the_cluster_records_the_binaries_of_one_process(client, tmp_path, monkeypatch, capsys):
+    from npuemu.cli import main
+    from npuemu.ops.index import forget_indexes
+
+    def built(folder, *where):
+        monkeypatch.setenv("NPUEMU_CACHE_DIR", str(folder))
+        forget_indexes()
+        assert main(["build", "Relu", "--platform", "Ascend910B1", "--no-native", *where]) == 0
+        ops = folder / "ops"
+        index = json.loads((ops / "Ascend910B1" / "Relu.json").read_text())
+        return sorted(k["binarySha256"] for e in index["binList"]
+                      for k in json.loads((ops / e["binInfo"]["jsonFilePath"]).read_text())["kernelList"])
+
+    try:
+        here = built(tmp_path / "one")
+        there = built(tmp_path / "cluster", "--scheduler", client.scheduler.address, "--store",
+                      str(tmp_path / "cluster"))
+    finally:
+        forget_indexes()
+    assert here == there and len(here) == 3                    # Relu's float32, float16 and bfloat16 columns
+    out = capsys.readouterr().out
+    assert f"building 3 column(s) on {client.scheduler.address}" in out
+    assert out.count(" on pid ") == 3 and "built 3 binaries of 1 op(s) for Ascend910B1" in out
+
+
 def _pretend_version(version: str) -> None:
     import npuemu
     npuemu.__version__ = version
@@ -254,3 +279,21 @@ def test_a_scheduler_and_two_worker_processes_run_a_sweep_and_refuse_another_ver
             with pytest.raises(WorkerVersionError, match=r"is refused: .*npuemu: worker 9\.9\.9-other"):
                 sweep(cases, scheduler=address, progress=False, timeout=30)
             assert time.perf_counter() - started < 30
+
+
+# ------------------------------------------------------------------------------------- the command line
+
+
+def test_npuemu_sweep_prints_the_table_writes_json_and_exits_1_on_a_failure(tmp_path, capsys):
+    from npuemu.cli import main
+    path = tmp_path / "sweep.json"
+    assert main(["sweep", "--platform", "Ascend910B1", "--target", "matmul_tiling", "--json", str(path),
+                 "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "8 cases: 8 passed, 0 failed, 0 refused" in out and f"results in {path}" in out
+    assert json.loads(path.read_text())["counts"] == {"passed": 8, "failed": 0, "refused": 0}
+    assert main(["sweep", "--what", "kernels", "--target", "sweep_helpers:BROKEN", "--shape", "128",
+                 "--quiet"]) == 1
+    assert "FAILED kernel:sweep_helpers:BROKEN/Ascend910B1/float32/128(128)" in capsys.readouterr().out
+    assert main(["sweep", "--what", "kernels", "--shape", "8xa"]) == 2
+    assert "--shape '8xa': a shape is positive dimensions joined by 'x'" in capsys.readouterr().err

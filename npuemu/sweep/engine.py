@@ -33,7 +33,8 @@ from .versions import check_workers, fingerprint, verify
 INSTALL = "pip install 'npuemu[scaleout]'"
 
 
-def _distributed() -> Any:
+def require_distributed() -> Any:
+    """The ``distributed`` module, or a :class:`SweepError` saying how to install it."""
     try:
         import distributed
     except ImportError:
@@ -84,8 +85,8 @@ def sweep(cases: Iterable[Case], *, scheduler: str | None = None, client: Any = 
             if bar is not None:
                 bar.update(results[-1])
         return SweepReport(results, time.perf_counter() - start)
-    distributed = _distributed()
-    with _connect(distributed, scheduler, client, local_workers, timeout) as (c, mode):
+    distributed = require_distributed()
+    with connect(distributed, scheduler, client, local_workers, timeout) as (c, mode):
         if store is None and local_workers is not None:
             from ..binary.store import store_dir
             store = store_dir().parent                 # the client's kernel cache: one host, one store
@@ -110,7 +111,7 @@ def _prebuilt(case: Case) -> Case:
     return _BUILT[case]
 
 
-class _connect:
+class connect:
     """The client to run on: the one given, one connected to ``scheduler``, or a new LocalCluster's."""
 
     def __init__(self, distributed: Any, scheduler: str | None, client: Any, local_workers: int | None,
@@ -177,7 +178,7 @@ def _result_of(fut: Any, case: Case) -> CaseResult:
 def run_map(client: Any, fn: Callable[..., Any], items: list[Any], retries: int = 2,
             progress: Callable[[Any], None] | None = None) -> list[Any]:
     """``[fn(item) for item in items]`` on ``client``'s workers (checked first), in item order."""
-    distributed = _distributed()
+    distributed = require_distributed()
     check_workers(client)
     run_id = uuid.uuid4().hex[:8]
     name = getattr(fn, "__name__", "task")
