@@ -154,6 +154,8 @@ def test_a_local_cluster_gives_the_same_results_as_one_process(client):
     assert [r.case for r in there.results] == TILING
     assert there.workers == 2 and len({r.worker for r in there.results}) == 2     # both workers took cases
     assert all(r.worker.startswith("tcp://") for r in there.results)
+    chunked = sweep(TILING, client=client, progress=False, chunk=50)          # 9 tasks of up to 50 cases
+    assert chunked.outcomes() == here.outcomes() and [r.case for r in chunked.results] == TILING
 
 
 def test_a_faulting_case_on_the_cluster_is_data_and_runs_once(client, runs_file):

@@ -42,6 +42,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     where.add_argument("--local-workers", type=int, metavar="N", help="run on a LocalCluster of N worker processes")
     p.add_argument("--store", metavar="DIR", help="the kernel cache directory the workers share "
                                                    "(their NPUEMU_CACHE_DIR; default: the workers' own)")
+    p.add_argument("--chunk", type=int, default=1, help="cases per Dask task (default 1; tens for tiling "
+                                                        "cases, which take less than Dask's cost per task)")
     p.add_argument("--retries", type=int, default=2, help="re-runs of a case whose worker was lost (default 2)")
     p.add_argument("--json", metavar="FILE", help="write the results to FILE as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress line")
@@ -77,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("the filters leave no case to run")
     print(f"{len(cases)} cases", flush=True)
     report = sweep(cases, scheduler=args.scheduler, local_workers=args.local_workers, store=args.store,
-                   retries=args.retries, progress=not args.quiet)
+                   retries=args.retries, progress=not args.quiet, chunk=args.chunk)
     print(report.table())
     if args.json:
         print(f"results in {report.write_json(args.json)}")

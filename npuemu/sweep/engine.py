@@ -43,8 +43,10 @@ def require_distributed() -> Any:
     return distributed
 
 
-def run_remote(case: Case, expected: Mapping[str, str], store: str | None) -> CaseResult:
-    """The task a worker runs for one case: refuse other code, use the shared store, run the case."""
+def run_remote(cases: Case | tuple[Case, ...], expected: Mapping[str, str], store: str | None
+               ) -> CaseResult | list[CaseResult]:
+    """The task a worker runs for one case (or a chunk of them): refuse other code, use the shared store,
+    run the case(s)."""
     try:
         from distributed import get_worker
         address = get_worker().address
@@ -53,12 +55,15 @@ def run_remote(case: Case, expected: Mapping[str, str], store: str | None) -> Ca
     verify(expected, address or "this worker")
     if store and os.environ.get("NPUEMU_CACHE_DIR") != store:
         os.environ["NPUEMU_CACHE_DIR"] = store
-    return run_case(case, address)
+    if isinstance(cases, Case):
+        return run_case(cases, address)
+    return [run_case(c, address) for c in cases]
 
 
 def sweep(cases: Iterable[Case], *, scheduler: str | None = None, client: Any = None,
           local_workers: int | None = None, store: str | os.PathLike[str] | None = None, retries: int = 2,
-          prebuild: bool = True, progress: bool | Progress = True, timeout: float = 30.0) -> SweepReport:
+          prebuild: bool = True, progress: bool | Progress = True, timeout: float = 30.0,
+          chunk: int = 1) -> SweepReport:
     """Run ``cases`` and return their results (in case order) as a :class:`SweepReport`.
 
     With none of ``scheduler`` (``"tcp://host:8786"``), ``client`` (a
@@ -69,13 +74,17 @@ def sweep(cases: Iterable[Case], *, scheduler: str | None = None, client: Any = 
     every worker sees (on one host, the client's own cache, the default for
     ``local_workers``).  ``retries`` re-runs a task whose worker was lost.
     ``prebuild`` builds kernel cases' binaries here first.  ``timeout`` bounds
-    the connection to the scheduler, in seconds.
+    the connection to the scheduler, in seconds.  ``chunk`` cases go into one
+    task (default 1, a task per case): Dask spends about a millisecond per
+    task, more than a tiling case takes, so chunks of tens of such cases pay off.
     """
     cases = list(cases)
     if sum(x is not None for x in (scheduler, client, local_workers)) > 1:
         raise SweepError("give one of scheduler=, client= and local_workers=")
     if local_workers is not None and local_workers < 1:
         raise SweepError(f"local_workers must be at least 1, got {local_workers}")
+    if chunk < 1:
+        raise SweepError(f"chunk must be at least 1 case per task, got {chunk}")
     bar = progress if isinstance(progress, Progress) else Progress(len(cases)) if progress else None
     start = time.perf_counter()
     if scheduler is None and client is None and local_workers is None:
@@ -93,7 +102,7 @@ def sweep(cases: Iterable[Case], *, scheduler: str | None = None, client: Any = 
         workers = check_workers(c)
         if prebuild:
             cases = [_prebuilt(case) for case in cases]
-        results = _run_on(c, distributed, cases, str(store) if store else None, retries, bar)
+        results = _run_on(c, distributed, cases, str(store) if store else None, retries, bar, chunk)
         info = {"fingerprint": fingerprint(), "store": str(store) if store else None}
         return SweepReport(results, time.perf_counter() - start, mode, workers, info)
 
@@ -144,35 +153,37 @@ class connect:
 
 
 def _run_on(client: Any, distributed: Any, cases: list[Case], store: str | None, retries: int,
-            bar: Progress | None) -> list[CaseResult]:
+            bar: Progress | None, chunk: int = 1) -> list[CaseResult]:
     expected = fingerprint()
     run_id = uuid.uuid4().hex[:8]
     futures = {}
-    for i, case in enumerate(cases):
-        fut = client.submit(run_remote, case, expected, store, key=f"npuemu-case-{case.token}-{run_id}-{i}",
-                            pure=False, retries=retries)
-        futures[fut] = i
+    for i in range(0, len(cases), chunk):
+        part = cases[i] if chunk == 1 else tuple(cases[i:i + chunk])
+        name = f"npuemu-case-{cases[i].token}-{run_id}-{i}" + (f"+{len(part) - 1}" if chunk > 1 else "")
+        futures[client.submit(run_remote, part, expected, store, key=name, pure=False, retries=retries)] = i
     results: list[CaseResult | None] = [None] * len(cases)
     try:
         for fut in distributed.as_completed(list(futures)):
             i = futures[fut]
-            results[i] = _result_of(fut, cases[i])
-            if bar is not None:
-                bar.update(results[i])
+            done = _result_of(fut, cases[i:i + chunk])
+            results[i:i + len(done)] = done
+            for r in done if bar is not None else ():
+                bar.update(r)
     finally:
         client.cancel([f for f in futures if not f.done()])
     return [r for r in results if r is not None]
 
 
-def _result_of(fut: Any, case: Case) -> CaseResult:
-    """A finished task's result; a task that raised (a worker killed again and again) is a failed case,
+def _result_of(fut: Any, cases: list[Case]) -> list[CaseResult]:
+    """A finished task's results; a task that raised (its worker killed again and again) fails its cases,
     a refused worker stops the sweep."""
     try:
-        return fut.result()
+        out = fut.result()
     except WorkerVersionError:
         raise
-    except Exception as exc:          # noqa: BLE001 - infrastructure that gave up: reported with the case
-        return CaseResult(case, FAILED, ErrorInfo.of(exc), "the task did not finish on any worker")
+    except Exception as exc:          # noqa: BLE001 - infrastructure that gave up: reported with the cases
+        return [CaseResult(c, FAILED, ErrorInfo.of(exc), "the task did not finish on any worker") for c in cases]
+    return [out] if isinstance(out, CaseResult) else list(out)
 
 
 def run_map(client: Any, fn: Callable[..., Any], items: list[Any], retries: int = 2,
