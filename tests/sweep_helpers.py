@@ -74,3 +74,16 @@ def seventh_tiling(ctx: TilingContext) -> TilingResult:
 def runs(path: str | Path) -> list[int]:
     p = Path(path)
     return [int(s) for s in p.read_text().split()] if p.exists() else []
+
+
+DIE_FILE = "NPUEMU_SWEEP_TEST_DIE"           # the first call kills its process (a worker lost mid-case)
+
+
+def dies_once_tiling(ctx: TilingContext) -> TilingResult:
+    """Kills the process the first time it runs (the file named by $NPUEMU_SWEEP_TEST_DIE does not exist yet),
+    then tiles everything onto one block."""
+    path = Path(os.environ[DIE_FILE])
+    if not path.exists():
+        path.write_text(f"{os.getpid()}\n")
+        os._exit(1)
+    return TilingResult(block_dim=1, tiling_data=_Data(n=ctx.input(0).size))

@@ -135,7 +135,7 @@ def runs_file(tmp_path_factory):
 def client(runs_file):
     """Two single-threaded worker processes; they inherit the tests' path, kernel cache and runs file."""
     env = {"PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
-           sweep_helpers.RUNS_FILE: str(runs_file)}
+           sweep_helpers.RUNS_FILE: str(runs_file), sweep_helpers.DIE_FILE: str(runs_file.with_name("died.txt"))}
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
@@ -227,6 +227,16 @@ def test_a_worker_running_another_npuemu_is_refused(client):
     finally:
         client.run(_pretend_version, real, workers=[worker])
     assert sweep(TILING[:4], client=client, progress=False).ok
+
+
+def test_a_case_whose_worker_dies_is_run_again_on_a_live_worker(client, runs_file):
+    """Run last on the module's cluster: it kills a worker (its nanny starts a new one)."""
+    died = runs_file.with_name("died.txt")
+    case = Case("tiling", "sweep_helpers:dies_once_tiling", shape=(64,), dtype="float16")
+    [result] = sweep([case], client=client, retries=0, progress=False).results   # the scheduler's rescheduling
+    assert result.status == "passed" and result.detail == "block_dim=1 key=0"
+    assert died.exists() and int(died.read_text()) != os.getpid()           # a worker process died first
+    assert result.worker.startswith("tcp://")
 
 
 # ------------------------------------------------------- a scheduler and workers as separate processes
