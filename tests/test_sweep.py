@@ -156,6 +156,14 @@ def test_a_local_cluster_gives_the_same_results_as_one_process(client):
     assert all(r.worker.startswith("tcp://") for r in there.results)
     chunked = sweep(TILING, client=client, progress=False, chunk=50)          # 9 tasks of up to 50 cases
     assert chunked.outcomes() == here.outcomes() and [r.case for r in chunked.results] == TILING
+    # failures, Hypothesis' shrinking included, are the same data on the cluster
+    mixed = [Case("kernel", "sweep_helpers:BROKEN", shape=(128,)),
+             Case("property", "sweep_helpers:seventh_tiling", dtype="float16", examples=40, seed=3),
+             *property_cases(functions=["row_tiling"], platforms=["Ascend910B2"], examples=10)]
+    here, there = sweep(mixed, progress=False), sweep(mixed, client=client, progress=False)
+    assert there.outcomes() == here.outcomes() and [r.status for r in there.results] == ["failed"] * 2 + [
+        "passed"] * 2
+    assert "shape=(1,)" in there.results[1].error.example
 
 
 def test_a_faulting_case_on_the_cluster_is_data_and_runs_once(client, runs_file):

@@ -100,24 +100,27 @@ def sweep(cases: Iterable[Case], *, scheduler: str | None = None, client: Any = 
             from ..binary.store import store_dir
             store = store_dir().parent                 # the client's kernel cache: one host, one store
         workers = check_workers(c)
+        store = str(store) if store else None
         if prebuild:
-            cases = [_prebuilt(case) for case in cases]
-        results = _run_on(c, distributed, cases, str(store) if store else None, retries, bar, chunk)
-        info = {"fingerprint": fingerprint(), "store": str(store) if store else None}
+            cases = _prebuilt(cases, store)
+        results = _run_on(c, distributed, cases, store, retries, bar, chunk)
+        info = {"fingerprint": fingerprint(), "store": store}
         return SweepReport(results, time.perf_counter() - start, mode, workers, info)
 
 
-_BUILT: dict[Case, Case] = {}
-
-
-def _prebuilt(case: Case) -> Case:
-    """``case`` with its binaries built on the client (once per process and case)."""
-    if case.kind != "kernel":
-        return case
-    if case not in _BUILT:
-        from .prebuild import build_case
-        _BUILT[case] = build_case(case)
-    return _BUILT[case]
+def _prebuilt(cases: list[Case], store: str | None) -> list[Case]:
+    """Kernel cases with their binaries built here, into ``store`` (the cache the workers share) when given."""
+    if not any(c.kind == "kernel" for c in cases):
+        return cases
+    from .prebuild import build_case
+    old = os.environ.get("NPUEMU_CACHE_DIR")
+    if store:
+        os.environ["NPUEMU_CACHE_DIR"] = store
+    try:
+        return [build_case(c) for c in cases]
+    finally:
+        if store:
+            os.environ.pop("NPUEMU_CACHE_DIR") if old is None else os.environ.__setitem__("NPUEMU_CACHE_DIR", old)
 
 
 class connect:
