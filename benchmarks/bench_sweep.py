@@ -75,17 +75,27 @@ class SweepScaleOut:
 
     track_cluster_seconds.unit = "s"        # type: ignore[attr-defined]
 
+    def track_cases_at_once(self, kind: str) -> float:
+        """Seconds of cases summed over the workers / wall time of the cluster sweep: how many cases ran at
+        once on average (2 at best).  Near 2 with no speed-up means the cores were busy, not Dask."""
+        report = sweep(self.cases, client=self.client, progress=False, chunk=self.chunk)
+        return sum(r.seconds for r in report.results) / report.seconds
+
+    track_cases_at_once.unit = "cases"      # type: ignore[attr-defined]
+
 
 def main() -> None:
     import os
-    print(f"{'sweep':<10} {'cases':>6} {'in-process s':>13} {f'{WORKERS} workers s':>12} {'speed-up':>9}  "
-          f"({os.cpu_count()} CPU cores)")
+    print(f"{'sweep':<10} {'cases':>6} {'in-process s':>13} {f'{WORKERS} workers s':>12} {'speed-up':>9} "
+          f"{'cases at once':>14}  ({os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f})")
     for kind in SweepScaleOut.params:
         bench = SweepScaleOut()
         bench.setup(kind)
         try:
             here, there = bench._measure()
-            print(f"{kind:<10} {len(bench.cases):>6} {here:>13.2f} {there:>12.2f} {here / there:>8.2f}x", flush=True)
+            at_once = bench.track_cases_at_once(kind)
+            print(f"{kind:<10} {len(bench.cases):>6} {here:>13.2f} {there:>12.2f} {here / there:>8.2f}x "
+                  f"{at_once:>14.2f}", flush=True)
         finally:
             bench.teardown(kind)
 

@@ -314,6 +314,6 @@ def test_npuemu_sweep_prints_the_table_writes_json_and_exits_1_on_a_failure(tmp_
     assert json.loads(path.read_text())["counts"] == {"passed": 8, "failed": 0, "refused": 0}
     assert main(["sweep", "--what", "kernels", "--target", "sweep_helpers:BROKEN", "--shape", "128",
                  "--quiet"]) == 1
-    assert "FAILED kernel:sweep_helpers:BROKEN/Ascend910B1/float32/128(128)" in capsys.readouterr().out
+    assert "FAILED kernel:sweep_helpers:BROKEN/Ascend910B1/float32/shape(128)" in capsys.readouterr().out
     assert main(["sweep", "--what", "kernels", "--shape", "8xa"]) == 2
     assert "--shape '8xa': a shape is positive dimensions joined by 'x'" in capsys.readouterr().err

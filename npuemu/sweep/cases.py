@@ -187,8 +187,7 @@ def kernel_cases(kernels: Iterable[str] | None = None, platforms: Iterable[str] 
             for dtype in [d for d in (dtypes or k.dtypes) if d in k.dtypes]:
                 for shape in shapes or k.test_shapes:
                     for seed in seeds:
-                        cases.append(Case("kernel", name, plat, dtype, tuple(shape), seed=seed, check=check,
-                                          label="x".join(map(str, shape))))
+                        cases.append(Case("kernel", name, plat, dtype, tuple(shape), seed=seed, check=check))
     return cases
 
 
