@@ -102,22 +102,33 @@ def sweep(cases: Iterable[Case], *, scheduler: str | None = None, client: Any = 
         workers = check_workers(c)
         store = str(store) if store else None
         if prebuild:
-            cases = _prebuilt(cases, store)
+            cases = _prebuilt(cases, store, bar.out if bar is not None else None)
         results = _run_on(c, distributed, cases, store, retries, bar, chunk)
         info = {"fingerprint": fingerprint(), "store": store}
         return SweepReport(results, time.perf_counter() - start, mode, workers, info)
 
 
-def _prebuilt(cases: list[Case], store: str | None) -> list[Case]:
-    """Kernel cases with their binaries built here, into ``store`` (the cache the workers share) when given."""
-    if not any(c.kind == "kernel" for c in cases):
+def _prebuilt(cases: list[Case], store: str | None, out: Any = None) -> list[Case]:
+    """Kernel cases with their binaries built here, into ``store`` (the cache the workers share) when given;
+    a line to ``out`` for each case whose build took a while."""
+    kernels = sum(c.kind == "kernel" for c in cases)
+    if not kernels:
         return cases
     from .prebuild import build_case
     old = os.environ.get("NPUEMU_CACHE_DIR")
     if store:
         os.environ["NPUEMU_CACHE_DIR"] = store
     try:
-        return [build_case(c) for c in cases]
+        done, built = 0, []
+        for c in cases:
+            began = time.perf_counter()
+            built.append(build_case(c))
+            done += c.kind == "kernel"
+            took = time.perf_counter() - began
+            if out is not None and took > 0.5:
+                out.write(f"[binaries {done}/{kernels}] {c.id}: {len(built[-1].binaries)} built in {took:.1f} s\n")
+                out.flush()
+        return built
     finally:
         if store:
             os.environ.pop("NPUEMU_CACHE_DIR") if old is None else os.environ.__setitem__("NPUEMU_CACHE_DIR", old)
