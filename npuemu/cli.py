@@ -1,4 +1,5 @@
-"""The ``npuemu`` command line: ``demo``, ``warmup``, ``platforms``, ``cache``, ``build`` (:mod:`npuemu.ops.build_cli`).
+"""The ``npuemu`` command line: ``demo``, ``warmup``, ``platforms``, ``cache``, ``build`` (:mod:`npuemu.ops.build_cli`),
+``sweep`` (:mod:`npuemu.sweep.cli`).
 
 Every failure a user can cause (an unknown platform or kernel name, a
 missing optional dependency) ends in one line on stderr and exit status 2,
@@ -116,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     cache.set_defaults(func=_cache)
     from .ops import build_cli
     build_cli.add_parser(sub).set_defaults(func=build_cli.run)
+    from .sweep import cli as sweep_cli
+    sweep_cli.add_parser(sub).set_defaults(func=sweep_cli.run)
     args = parser.parse_args(argv)
     from .errors import NpuemuError
     try:
@@ -131,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # optional dependencies a command may need, and how to install them
-_OPTIONAL = {"torch": "torch", "asv": "'npuemu[bench]'", "xdist": "'npuemu[test]'"}
+_OPTIONAL = {"torch": "torch", "asv": "'npuemu[bench]'", "xdist": "'npuemu[test]'",
+             "distributed": "'npuemu[scaleout]'", "dask": "'npuemu[scaleout]'"}
 
 
 if __name__ == "__main__":

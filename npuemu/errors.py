@@ -66,6 +66,14 @@ class TilingError(NpuemuError, ValueError):
     """
 
 
+class SweepError(NpuemuError):
+    """A sweep cannot run: its scheduler cannot be reached, or the optional Dask extra is not installed."""
+
+
+class WorkerVersionError(SweepError):
+    """A Dask worker runs another npuemu (version or sources), Numba or llvmlite than the client: refused."""
+
+
 # --------------------------------------------------------------------------- compile time
 
 
