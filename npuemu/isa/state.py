@@ -231,3 +231,21 @@ POOL_STATE_END = STATE_SIZE      # TPipe.reset() clears POOL_BASE .. POOL_STATE_
 POOL_NEVER = 0
 POOL_LIVE = 1
 POOL_RESET = 2
+
+# the cost model (npuemu/isa/cost.py, docs/cost-model.md), in binaries built with profile=True: times in
+# ticks of 1/COST_TICK cycle.  COST_ISSUE is the scalar unit's issue time; per pipe (isa.hb order S, V, M,
+# MTE1, MTE2, MTE3, FIX) the time its last instruction ends, its busy time and its instruction count; the
+# GM bytes the core's DMA moved; the launch's active cores (set by the launch: they share the HBM); then
+# the time each (HardEvent, event id) flag was set and each (queue, block) was last enqueued or freed.
+COST_TICK = 256
+N_COST_PIPES = 7
+COST_ISSUE = STATE_SIZE
+COST_READY = COST_ISSUE + 1
+COST_BUSY = COST_READY + N_COST_PIPES
+COST_COUNT = COST_BUSY + N_COST_PIPES
+COST_GM_BYTES = COST_COUNT + N_COST_PIPES
+COST_CORES = COST_GM_BYTES + 1
+COST_EVENT = COST_CORES + 1
+COST_QUEUE = COST_EVENT + N_EVENTS * N_EVENT_IDS
+COST_END = COST_QUEUE + MAX_QUEUES * MAX_QUEUE_BLOCKS
+STATE_SIZE = COST_END
