@@ -34,6 +34,9 @@ class JITFunction(KernelFunction):
     def __init__(self, fn: Callable[..., Any], **options: Any):
         super().__init__(fn, **options)
         self.builder = KernelBuilder(self)
+        # the Profile of the kernel's last launch with profile=True (for launches made by helpers, such as
+        # the bundled kernels' runners, that do not hand back what the launch returns)
+        self.last_profile: Profile | None = None
 
     def __getitem__(self, key: Any) -> "Launcher":
         core_num, stream = key, None
@@ -98,6 +101,8 @@ class Launcher:
         got: list[Profile] = []
         launch(binary, self.core_num, values, debug=options.debug, stream=self.stream, timeout=options.timeout,
                max_steps=options.max_steps, on_times=(lambda t: got.append(Profile(t))) if binary.profile else None)
+        if got:
+            self.jit.last_profile = got[0]
         return got[0] if got else None
 
 

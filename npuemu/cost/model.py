@@ -26,6 +26,7 @@ PIPES = ("S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX")      # isa.hb order
 _N = S.N_COST_PIPES
 _READY, _BUSY, _COUNT = 1, 1 + _N, 1 + 2 * _N
 _GM = 1 + 3 * _N
+_HBM = _GM + 2
 # msprof's metric name of each pipe, per core type (pipes a core type lacks are left out)
 MSPROF_NAMES = {
     "aiv": {"V": "vec", "S": "scalar", "MTE2": "mte2", "MTE3": "mte3"},
@@ -43,10 +44,11 @@ class CoreTimes:
 
     label: str
     kind: str                       # "aiv" or "aic"
-    cycles: float                   # when its last pipe finished
+    cycles: float                   # when its last pipe finished (no sooner than its share of the HBM allows)
     busy: dict[str, float]          # per pipe name
     count: dict[str, int]           # instructions per pipe
     gm_bytes: int
+    hbm_cycles: float = 0.0         # what its GM bytes need of its share of the HBM bandwidth
 
     def ratio(self, pipe: str) -> float:
         """Share of the core's time pipe ``pipe`` was busy (0..1)."""
@@ -104,11 +106,13 @@ class Profile:
 
     @property
     def bound(self) -> str:
-        """The pipe busy longest on the slowest core: ``"MTE2"`` for an MTE2-bound task."""
+        """The pipe busy longest on the slowest core (``"MTE2"`` for an MTE2-bound task), or ``"HBM"`` when
+        the core's GM traffic needs its share of the HBM bandwidth for longer than any pipe is busy."""
         core = self.critical_core()
         if core is None or not any(core.busy.values()):
             raise CostError(f"kernel '{self.kernel}': the launch charged no instruction")
-        return max(PIPES, key=lambda p: core.busy[p])
+        pipe = max(PIPES, key=lambda p: core.busy[p])
+        return "HBM" if core.hbm_cycles > core.busy[pipe] else pipe
 
     @property
     def gm_bytes(self) -> int:
@@ -172,10 +176,10 @@ def _pipe(name: str) -> str:
 def _core(label: str, core_type: int, w: np.ndarray) -> CoreTimes:
     """A core's clocks from its words (times in ticks of 1 / COST_TICK cycle)."""
     tick = float(S.COST_TICK)
-    end = max(int(w[0]), int(w[_READY:_READY + _N].max())) / tick
+    end = max(int(w[0]), int(w[_READY:_READY + _N].max()), int(w[_HBM])) / tick
     busy = {p: int(w[_BUSY + i]) / tick for i, p in enumerate(PIPES)}
     count = {p: int(w[_COUNT + i]) for i, p in enumerate(PIPES)}
-    return CoreTimes(label, "aic" if core_type else "aiv", end, busy, count, int(w[_GM]))
+    return CoreTimes(label, "aic" if core_type else "aiv", end, busy, count, int(w[_GM]), int(w[_HBM]) / tick)
 
 
 def _waves(cores: tuple[CoreTimes, ...], core_types: Any, capacity: tuple[int, int]) -> float:

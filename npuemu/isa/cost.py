@@ -50,19 +50,24 @@ def _issue(st, issue):
 def charge(st, pipe, units, per_unit, startup, gm_per_unit, gm_bytes, issue, loc):
     """One instruction on ``pipe``: ``startup + units * per_unit`` cycles.
 
-    ``gm_per_unit`` > 0 marks a transfer to or from GM: the HBM's bandwidth is
-    shared by the launch's active cores (``st[COST_CORES]``), so a unit takes
-    at least ``gm_per_unit`` cycles times that count.  ``gm_bytes`` counts
-    towards the core's GM traffic.
+    ``gm_per_unit`` > 0 marks a transfer to or from GM (``units`` are its
+    bytes).  The HBM's bandwidth is shared evenly by the launch's active cores
+    (``st[COST_CORES]``), a byte of the core's share taking ``gm_per_unit``
+    cycles times the core count: no transfer moves faster than that, and
+    ``st[COST_HBM]`` adds up the time the core's GM bytes need of its share
+    (all its GM pipes together; the core cannot finish sooner).  ``gm_bytes``
+    counts towards the core's GM traffic.
     """
     if units < 0:
         units = 0
     rate = per_unit
     if gm_per_unit > 0.0:
-        rate = max(per_unit, gm_per_unit * max(st[S.COST_CORES], 1))
-    dur = _ticks(startup + units * rate)
+        share = gm_per_unit * max(st[S.COST_CORES], 1)
+        rate = max(per_unit, share)
+        st[S.COST_HBM] += _ticks(units * share)
     t = _issue(st, issue)
     start = max(t, st[S.COST_READY + pipe])
+    dur = _ticks(startup + units * rate)
     end = start + dur
     st[S.COST_READY + pipe] = end
     st[S.COST_BUSY + pipe] += dur

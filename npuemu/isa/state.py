@@ -235,7 +235,8 @@ POOL_RESET = 2
 # the cost model (npuemu/isa/cost.py, docs/cost-model.md), in binaries built with profile=True: times in
 # ticks of 1/COST_TICK cycle.  COST_ISSUE is the scalar unit's issue time; per pipe (isa.hb order S, V, M,
 # MTE1, MTE2, MTE3, FIX) the time its last instruction ends, its busy time and its instruction count; the
-# GM bytes the core's DMA moved; the launch's active cores (set by the launch: they share the HBM); then
+# GM bytes the core's DMA moved; the launch's active cores (set by the launch: they share the HBM); the
+# time the core's GM bytes need of its share of the HBM bandwidth (whichever pipe moved them); then
 # the time each (HardEvent, event id) flag was set and each (queue, block) was last enqueued or freed.
 COST_TICK = 256
 N_COST_PIPES = 7
@@ -245,7 +246,8 @@ COST_BUSY = COST_READY + N_COST_PIPES
 COST_COUNT = COST_BUSY + N_COST_PIPES
 COST_GM_BYTES = COST_COUNT + N_COST_PIPES
 COST_CORES = COST_GM_BYTES + 1
-COST_EVENT = COST_CORES + 1
+COST_HBM = COST_CORES + 1
+COST_EVENT = COST_HBM + 1
 COST_QUEUE = COST_EVENT + N_EVENTS * N_EVENT_IDS
 COST_END = COST_QUEUE + MAX_QUEUES * MAX_QUEUE_BLOCKS
 STATE_SIZE = COST_END
