@@ -249,3 +249,22 @@ def test_bundled_add_double_buffers():
     core = p.cores[0]
     assert p.bound == "MTE2"
     assert core.cycles < core.busy["MTE2"] + core.busy["V"] + core.busy["MTE3"]
+
+
+def test_the_trace_has_a_track_per_core_and_pipe(tmp_path):
+    import json
+    p = _vadd(2, 16 * TILE)
+    doc = json.loads(open(p.write_trace(tmp_path / "t.json")).read())
+    spans = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "thread_name"}
+    assert {names[(0, e["tid"])] for e in spans if e["pid"] == 0} == {"V", "MTE2", "MTE3"}
+    for pid, core in enumerate(p.cores):
+        for pipe in ("V", "MTE2", "MTE3"):
+            mine = sorted((e["ts"], e["ts"] + e["dur"]) for e in spans if e["pid"] == pid and e["cat"] == pipe)
+            assert len(mine) == core.count[pipe]
+            assert all(a[1] <= b[0] + 1e-9 for a, b in zip(mine, mine[1:]))     # a pipe runs in order
+    assert any("asc.add(c, a, b, tile)" == e["name"] for e in spans)
+    # double buffering: some copy-in runs while the vector unit works
+    v = [(e["ts"], e["ts"] + e["dur"]) for e in spans if e["pid"] == 0 and e["cat"] == "V"]
+    m = [(e["ts"], e["ts"] + e["dur"]) for e in spans if e["pid"] == 0 and e["cat"] == "MTE2"]
+    assert any(ms < ve and me > vs for vs, ve in v for ms, me in m)

@@ -66,6 +66,10 @@ class Profile:
         self.cores: tuple[CoreTimes, ...] = tuple(
             _core(label, ctype, w) for label, ctype, w in zip(times.labels, times.core_types, words))
         self.kernel_cycles: float = _waves(self.cores, times.core_types, times.capacity)
+        self.trace: tuple[np.ndarray, ...] = tuple(times.trace)     # per core: pipe, start, end, loc rows
+        self.charged: tuple[int, ...] = tuple(times.charged)        # instructions each core charged
+        self.locs: tuple[Any, ...] = tuple(times.locs)
+        self.tick: int = S.COST_TICK
 
     # ------------------------------------------------------------------ the task
 
@@ -157,6 +161,11 @@ class Profile:
         """A printed table: the task, then per core type the busy time and ratio of each pipe."""
         from .report import summary
         return summary(self)
+
+    def write_trace(self, path: Any) -> str:
+        """Write the pipeline as Chrome trace / Perfetto JSON (a track per core and pipe); returns the path."""
+        from .trace import write_trace
+        return write_trace(self, path)
 
     def __str__(self) -> str:
         return self.summary()

@@ -16,6 +16,11 @@ times in ticks of ``1 / COST_TICK`` cycle):
   done with the block; ``deque``/``alloc_tensor`` hold the consumer (producer)
   pipe until then.
 
+The first ``TRACE_EVENTS`` instructions of each core are also recorded
+(pipe, start, end, source line) for the pipeline trace.  The words live past
+``STATE_SIZE``: a core's state has them only when the launch runs a profiled
+binary, and every function here does nothing on a state without them.
+
 The durations are worked out by the lowering from the platform profile
 (``frontend/costs.py``); here they are only added up.  npuemu still executes
 every instruction at issue, in program order, so these clocks change no result.
@@ -58,6 +63,8 @@ def charge(st, pipe, units, per_unit, startup, gm_per_unit, gm_bytes, issue, loc
     (all its GM pipes together; the core cannot finish sooner).  ``gm_bytes``
     counts towards the core's GM traffic.
     """
+    if st.shape[0] < S.PROFILE_STATE_SIZE:      # a state without the cost words: nothing to time
+        return
     if units < 0:
         units = 0
     rate = per_unit
@@ -75,6 +82,14 @@ def charge(st, pipe, units, per_unit, startup, gm_per_unit, gm_bytes, issue, loc
     st[S.COST_GM_BYTES] += max(gm_bytes, 0)
     if pipe == PIPE_S:
         st[S.COST_ISSUE] = end
+    n = st[S.TRACE_N]
+    st[S.TRACE_N] = n + 1
+    if n < S.TRACE_EVENTS:
+        w = S.TRACE + n * S.TRACE_WORDS
+        st[w] = pipe
+        st[w + 1] = start
+        st[w + 2] = end
+        st[w + 3] = loc
 
 
 @njit(cache=True)
@@ -98,6 +113,8 @@ def _done(st, pipe, issue):
 @instruction
 def set_flag(st, event, event_id, src, issue, loc):
     """``set_flag``: the flag is set when pipe ``src`` has finished what was issued before."""
+    if st.shape[0] < S.PROFILE_STATE_SIZE:
+        return
     if 0 <= event < S.N_EVENTS and 0 <= event_id < S.N_EVENT_IDS:
         st[S.COST_EVENT + event * S.N_EVENT_IDS + event_id] = _done(st, src, issue)
 
@@ -105,6 +122,8 @@ def set_flag(st, event, event_id, src, issue, loc):
 @instruction
 def wait_flag(st, event, event_id, dst, issue, loc):
     """``wait_flag``: pipe ``dst`` waits until the flag was set."""
+    if st.shape[0] < S.PROFILE_STATE_SIZE:
+        return
     _issue(st, issue)
     if 0 <= event < S.N_EVENTS and 0 <= event_id < S.N_EVENT_IDS:
         _hold(st, dst, st[S.COST_EVENT + event * S.N_EVENT_IDS + event_id])
@@ -113,6 +132,8 @@ def wait_flag(st, event, event_id, dst, issue, loc):
 @instruction
 def barrier_all(st, issue, loc):
     """``pipe_barrier(PIPE_ALL)`` / ``data_sync_barrier``: everything waits for every pipe."""
+    if st.shape[0] < S.PROFILE_STATE_SIZE:
+        return
     t = _issue(st, issue)
     for p in range(S.N_COST_PIPES):
         t = max(t, st[S.COST_READY + p])
@@ -139,6 +160,8 @@ def _block(st, qid, addr):
 @instruction
 def queue_mark(st, qid, addr, pipe, issue, loc):
     """``enque`` (the producer pipe is done with the block) or ``free_tensor`` (the consumer pipe is)."""
+    if st.shape[0] < S.PROFILE_STATE_SIZE:
+        return
     b = _block(st, qid, addr)
     t = _done(st, pipe, issue)
     if b >= 0:
@@ -148,6 +171,8 @@ def queue_mark(st, qid, addr, pipe, issue, loc):
 @instruction
 def queue_wait(st, qid, addr, pipe, issue, loc):
     """``deque`` (the consumer pipe waits for the enque) or ``alloc_tensor`` (the producer for the free)."""
+    if st.shape[0] < S.PROFILE_STATE_SIZE:
+        return
     _issue(st, issue)
     b = _block(st, qid, addr)
     if b >= 0:

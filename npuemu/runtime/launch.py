@@ -90,7 +90,10 @@ class LaunchTimes:
 
     ``words[i]`` is core ``i``'s ``st[COST_ISSUE:COST_EVENT]`` (isa/state.py; ticks of
     ``1 / COST_TICK`` cycle); ``active`` the cores that shared the HBM bandwidth (``COST_CORES``);
-    ``capacity`` how many cores of each type (AIV, AIC) run at once (more run in waves).
+    ``capacity`` how many cores of each type (AIV, AIC) run at once (more run in waves);
+    ``trace[i]`` the instructions core ``i`` recorded (rows of pipe, start, end, source-location id; at
+    most ``TRACE_EVENTS``) and ``charged[i]`` how many it charged in all; ``locs`` the binary's source
+    locations, by id.
     """
 
     kernel: str
@@ -100,6 +103,9 @@ class LaunchTimes:
     words: np.ndarray
     active: int
     capacity: tuple[int, int]
+    trace: tuple[np.ndarray, ...] = ()
+    charged: tuple[int, ...] = ()
+    locs: tuple[Any, ...] = ()
 
 
 def launch(binary: KernelBinary, block_dim: int, values: Mapping[str, Any], *, debug: bool = False,
@@ -190,6 +196,8 @@ class _Launch:
         scratch = cube_scratch_bytes(binary.platform) if facts.blas else 0
         # plain cores take (and fill) their memories as they start, on their own thread
         for slot, (st, lm) in enumerate(new_core_states(cores, binary.platform, scratch, memory=facts.blocking)):
+            if binary.profile:
+                st = _with_cost_words(st)
             st[S.CORE_SLOT] = slot
             st[S.CHECK_FULL] = full
             log = np.zeros(LOG_WORDS, np.int64) if facts.uses_log else _DUMMY
@@ -218,8 +226,12 @@ class _Launch:
                 warn_unfreed(binary.name, cores, [s[0] for s in states], binary.locs)
             if binary.profile and self.on_times is not None:
                 words = np.stack([s[0][S.COST_ISSUE:S.COST_EVENT] for s in states])
+                charged = tuple(int(s[0][S.TRACE_N]) for s in states)
+                trace = tuple(s[0][S.TRACE:S.TRACE + min(n, S.TRACE_EVENTS) * S.TRACE_WORDS].reshape(-1, S.TRACE_WORDS)
+                              .copy() for s, n in zip(states, charged))
                 self.on_times(LaunchTimes(binary.name, binary.platform, tuple(c.label for c in cores),
-                                          tuple(c.core_type for c in cores), words, active, capacity))
+                                          tuple(c.core_type for c in cores), words, active, capacity, trace,
+                                          charged, tuple(binary.locs)))
         finally:
             for r in regions:
                 r.finish()
@@ -229,6 +241,14 @@ class _Launch:
 
 
 _NO_BYTES = np.zeros(0, np.uint8)
+
+
+def _with_cost_words(st: np.ndarray) -> np.ndarray:
+    """A core's state with the cost model's words past ``STATE_SIZE`` (zero), for a profiled binary."""
+    big = np.zeros(S.PROFILE_STATE_SIZE, np.int64)
+    big[:S.STATE_SIZE] = st
+    recycle_core_states([st])
+    return big
 
 
 def _cost_cores(binary: KernelBinary, cores: list[CoreSpec]) -> tuple[tuple[int, int], int]:
