@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import NpuemuError
+from ..errors import CostError
 from ..isa import state as S
 
 if TYPE_CHECKING:
@@ -32,10 +32,6 @@ MSPROF_NAMES = {
     "aiv": {"V": "vec", "S": "scalar", "MTE2": "mte2", "MTE3": "mte3"},
     "aic": {"M": "mac", "S": "scalar", "MTE1": "mte1", "MTE2": "mte2", "MTE3": "mte3", "FIX": "fixpipe"},
 }
-
-
-class CostError(NpuemuError):
-    """A profile was asked for something the launch did not measure."""
 
 
 @dataclass(frozen=True)

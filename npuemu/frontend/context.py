@@ -122,6 +122,9 @@ class LoweringContext(Protocol):
                     dtype: Any = None) -> None:
         """Declare an access to the cost model only (rules that declare strided accesses themselves)."""
 
+    def cube_steps(self, expr: str) -> None:
+        """The cube steps (16 x 16 x k0 each, an expression) of the ``mmad`` being lowered, for the cost model."""
+
     def cost_isa(self, fn: str, args: list[str], node: ast.AST | None) -> None:
         """In a profiled binary, emit ``isa.cost.<fn>(_st, *args, issue cycles, loc)``: a sync's timing."""
 

@@ -77,6 +77,7 @@ class CostPlan:
     platform: Platform
     enabled: bool
     pending: list[_Access] = field(default_factory=list)
+    steps: str | None = None     # the cube steps of the mmad being lowered, when its rule says (``cube_steps``)
 
     # ------------------------------------------------------------------ rates from the profile
 
@@ -100,6 +101,11 @@ class CostPlan:
                node: ast.AST | None) -> None:
         if self.enabled:
             self.pending.append(_Access(pipe, memory, nbytes, write, gm, dtype, node))
+
+    def cube_steps(self, expr: str) -> None:
+        """The 16 x 16 x k0 steps of the next ``mmad`` (an expression), instead of inferring them."""
+        if self.enabled:
+            self.steps = expr
 
     def flush(self, fn: str | None, call: Callable[[str, str, list[str], ast.AST | None], str]) -> list[str]:
         """The charge calls of the accesses collected so far (``fn``: the isa function they belong to)."""
@@ -158,13 +164,16 @@ class CostPlan:
         return float(s), float(r)
 
     def _cube(self, acc: list[_Access]) -> tuple[str, float, float, float, str]:
-        """mmad declares A (m1 x k1 fractals of 512 B), B (k1 x n1) and writes C (m1 x n1 of 1 KiB)."""
+        """The rule's step count (``cube_steps``), else from what mmad declares: A (m1 x k1 fractals of
+        512 B), B (k1 x n1) and C written (m1 x n1 of 1 KiB), m1 k1 n1 = sqrt(product)."""
         reads = [a for a in acc if not a.write]
         writes = [a for a in acc if a.write]
+        steps, self.steps = self.steps, None
         if len(reads) < 2 or not writes:
             return "0", 0.0, 0.0, 0.0, "0"
         a, b, c = reads[0], reads[1], writes[0]
-        steps = f"(((({a.nbytes}) // 512) * (({b.nbytes}) // 512) * (({c.nbytes}) // 1024)) ** 0.5)"
+        if steps is None:
+            steps = f"(((({a.nbytes}) // 512) * (({b.nbytes}) // 512) * (({c.nbytes}) // 1024)) ** 0.5)"
         es = a.dtype.sizeof() if a.dtype is not None else 2
         macs_per_step = 16 * 16 * (32 // es)
         rate = self.platform.cube_fp16_macs_per_cycle * dict(self.platform.cube_rate_vs_fp16).get(

@@ -170,6 +170,10 @@ class Lowerer(StatementLowering, ExpressionLowering):
         if self.costs.enabled:
             self.emit_isa("cost", fn, ["_st", *args, repr(self.costs.issue)], node)
 
+    def cube_steps(self, expr: str) -> None:
+        """The cube steps (16 x 16 x k0 each) of the ``mmad`` being lowered, for the cost model."""
+        self.costs.cube_steps(expr)
+
     def cost_access(self, pipe: int, memory: str, nbytes: str, write: bool, gm: bool, node: ast.AST | None,
                     dtype: Any = None) -> None:
         """Declare an access to the cost model (only a profiled binary collects them; see costs.py)."""
