@@ -239,6 +239,8 @@ def test_profile_is_part_of_the_binary_and_the_report_uses_msprof_names():
     with pytest.raises(CostError):
         p.aic_mac_time                                  # no AIC ran
     assert p.task_us == pytest.approx(p.task_cycles / get_platform().clock_mhz)
+    # debug mode runs the same generated code in CPython: the same clocks
+    assert _vadd(2, 8 * TILE, debug=True).metrics == p.metrics
 
 
 def test_bundled_add_double_buffers():
