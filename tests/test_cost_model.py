@@ -109,6 +109,29 @@ def vector_add_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalA
     asc.data_copy(zg, lz, n)
 
 
+@asc.jit(kernel_type=asc.KernelType.MIX_AIV_1_0)
+def uneven_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int, barrier: asc.ConstExpr[bool]):
+    """AIV 0 copies ``n`` floats, the others 8; then (with ``barrier``) a hard sync_all; then each copies 8."""
+    me = asc.get_block_idx()
+    xg = asc.GlobalTensor()
+    zg = asc.GlobalTensor()
+    xg.set_global_buffer(x, n)
+    zg.set_global_buffer(z + me * 8, 8)
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf, n * 4)
+    t = buf.get(asc.float32)
+    if me == 0:
+        asc.data_copy(t, xg, n)
+    else:
+        asc.data_copy(t, xg, 8)
+    if barrier:
+        asc.sync_all()
+    asc.set_flag(asc.HardEvent.MTE2_MTE3, 0)
+    asc.wait_flag(asc.HardEvent.MTE2_MTE3, 0)
+    asc.data_copy(zg, t, 8)
+
+
 def _inputs(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rng = np.random.default_rng(n)
     return (rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32),
@@ -206,6 +229,19 @@ def test_a_scalar_loop_is_much_slower_than_the_vector_unit():
     # the wait_flags hold each stage until the one before has finished: the stages add up
     core = vec.cores[0]
     assert core.cycles >= core.busy["MTE2"] + core.busy["V"] + core.busy["MTE3"]
+
+
+def test_sync_all_holds_every_core_until_the_last_arrives():
+    n = 16384
+    x, z = np.arange(n, dtype=np.float32), np.zeros(4 * 8, np.float32)
+    free = uneven_kernel[4](x, z, n, False, profile=True)
+    held = uneven_kernel[4](x, z, n, True, profile=True)
+    np.testing.assert_array_equal(z, np.tile(x[:8], 4))
+    slow = held.cores[[c.label for c in held.cores].index("AIV 0")]
+    aivs = [c for c in held.cores if c.kind == "aiv"]
+    # without the barrier the other AIVs finish long before AIV 0; with it, none finishes before AIV 0's copy
+    assert max(c.cycles for c in free.cores if c.kind == "aiv" and c.label != "AIV 0") < 0.5 * slow.busy["MTE2"]
+    assert min(c.cycles for c in aivs) >= slow.busy["MTE2"]
 
 
 # --------------------------------------------------------------------------- the profile itself

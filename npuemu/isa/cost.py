@@ -12,6 +12,9 @@ times in ticks of ``1 / COST_TICK`` cycle):
 * ``set_flag`` records when its source pipe has finished everything issued
   before it; ``wait_flag`` holds its destination pipe (or, for ``*_S`` events,
   issue) until then; ``pipe_barrier(PIPE_ALL)`` waits for every pipe;
+* a hard ``sync_all`` holds every core it joins until the last of them has
+  arrived (each core's arrival time goes to the system region: ``sync_arrive``
+  before the barrier's wait, ``sync_depart`` after it);
 * ``TQue.enque``/``free_tensor`` record when the producer (consumer) pipe is
   done with the block; ``deque``/``alloc_tensor`` hold the consumer (producer)
   pipe until then.
@@ -31,6 +34,7 @@ import numpy as np
 from numba import njit
 
 from .linkage import instruction
+from . import cross_core as X
 from . import state as S
 
 TICK = S.COST_TICK
@@ -177,3 +181,43 @@ def queue_wait(st, qid, addr, pipe, issue, loc):
     b = _block(st, qid, addr)
     if b >= 0:
         _hold(st, pipe, st[S.COST_QUEUE + qid * S.MAX_QUEUE_BLOCKS + b])
+
+
+@njit(cache=True)
+def _arrivals(w, parity):
+    """Word offset of round ``parity``'s arrival times (one per launch slot) in the system region."""
+    ncores = w[X.N_AIC] + w[X.N_AIV]
+    return X.CORES + ncores * X.CORE_WORDS + parity * ncores
+
+
+@instruction
+def sync_arrive(st, sysmem, issue, loc):
+    """A hard ``sync_all``: the core arrives once all its pipes are done (the barrier begins with
+    ``PIPE_ALL``); the time goes to its slot of this round."""
+    if st.shape[0] < S.PROFILE_STATE_SIZE:
+        return
+    w = X.words(sysmem)
+    t = _issue(st, issue)
+    for p in range(S.N_COST_PIPES):
+        t = max(t, st[S.COST_READY + p])
+    w[_arrivals(w, st[S.COST_SYNC_ROUND] & 1) + st[S.CORE_SLOT]] = t
+
+
+@instruction
+def sync_depart(st, sysmem, aiv_only, loc):
+    """After the wait of a hard ``sync_all``: nothing of the core starts before the last core it waited for
+    arrived (the AIVs of the launch for ``aiv_only``, else every core)."""
+    if st.shape[0] < S.PROFILE_STATE_SIZE:
+        return
+    w = X.words(sysmem)
+    base = _arrivals(w, st[S.COST_SYNC_ROUND] & 1)
+    st[S.COST_SYNC_ROUND] += 1
+    t = st[S.COST_ISSUE]
+    for i in range(w[X.N_AIV]):
+        t = max(t, w[base + w[X.AIV_BASE] + i])
+    if not aiv_only:
+        for i in range(w[X.N_AIC]):
+            t = max(t, w[base + w[X.AIC_BASE] + i])
+    for p in range(S.N_COST_PIPES):
+        st[S.COST_READY + p] = max(st[S.COST_READY + p], t)
+    st[S.COST_ISSUE] = t
