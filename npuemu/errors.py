@@ -55,6 +55,10 @@ class StructFieldError(UsageError):
     """
 
 
+class CostError(NpuemuError):
+    """A launch's cost profile (``npuemu.cost.Profile``) was asked for something the launch did not measure."""
+
+
 class NotInKernelError(NpuemuError):
     """A kernel-language builtin (``asc.add``, ``asc.TPipe``, ...) was called outside an ``@asc.jit`` function."""
 

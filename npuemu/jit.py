@@ -18,6 +18,7 @@ import operator
 from typing import Any, Callable
 
 from .binary.kernel_binary import KernelBinary
+from .cost import Profile
 from .errors import LaunchError
 from .frontend.build import KernelBuilder
 from .frontend.kernel import KernelFunction
@@ -33,6 +34,9 @@ class JITFunction(KernelFunction):
     def __init__(self, fn: Callable[..., Any], **options: Any):
         super().__init__(fn, **options)
         self.builder = KernelBuilder(self)
+        # the Profile of the kernel's last launch with profile=True (for launches made by helpers, such as
+        # the bundled kernels' runners, that do not hand back what the launch returns)
+        self.last_profile: Profile | None = None
 
     def __getitem__(self, key: Any) -> "Launcher":
         core_num, stream = key, None
@@ -88,13 +92,18 @@ class Launcher:
         self.core_num = core_num
         self.stream = stream
 
-    def __call__(self, *args: Any, **kwargs: Any) -> None:
+    def __call__(self, *args: Any, **kwargs: Any) -> Profile | None:
+        """Run the kernel; with ``profile=True`` return the launch's :class:`npuemu.cost.Profile`."""
         overrides = {k: kwargs.pop(k) for k in list(kwargs) if k in OPTION_NAMES}
         options = from_environment(**{**self.jit.options, **overrides})
         kinds, values = specialize(self.jit, args, kwargs)
         binary = self.jit.builder.binary(kinds, options, native=not options.debug)
+        got: list[Profile] = []
         launch(binary, self.core_num, values, debug=options.debug, stream=self.stream, timeout=options.timeout,
-               max_steps=options.max_steps)
+               max_steps=options.max_steps, on_times=(lambda t: got.append(Profile(t))) if binary.profile else None)
+        if got:
+            self.jit.last_profile = got[0]
+        return got[0] if got else None
 
 
 def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:

@@ -48,6 +48,8 @@ class Options:
         selected unless ``check`` is given), redundant ones ``RedundantSyncWarning``.
     timeout: seconds a launch may run before it is stopped (``KernelTimeoutError``); None: no limit.
     max_steps: loop iterations each core may run before it is stopped; None: no limit.
+    profile: build the kernel with the cost model (docs/cost-model.md): the launch returns an
+        :class:`npuemu.cost.Profile` of the estimated device time.  Part of the binary's key.
 
     ``timeout`` and ``max_steps`` are read by the running cores, not compiled
     in: they are no part of a binary's key.
@@ -63,6 +65,7 @@ class Options:
     verify_sync: bool = False
     timeout: float | None = None
     max_steps: int | None = None
+    profile: bool = False
 
     def __post_init__(self) -> None:
         _check_budgets(self)
@@ -71,6 +74,8 @@ class Options:
             if isinstance(key, bool) or not hasattr(key, "__index__") or not 0 <= int(key) < 1 << 64:
                 raise LaunchError(f"tiling_key must be a non-negative 64-bit integer, got {key!r}")
             object.__setattr__(self, "tiling_key", int(key))
+        if not isinstance(self.profile, bool):
+            raise LaunchError(f"profile must be True or False, got {self.profile!r}")
         if self.check not in CHECK_LEVELS:
             raise LaunchError(f"check must be one of {', '.join(CHECK_LEVELS)}, got {self.check!r}")
         if self.kernel_type is not None:

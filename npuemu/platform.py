@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from .errors import PlatformError
 from .language.enums import Hardware
+from .profiles import A2A3_CUBE_RATES, A2A3_TRANSFER_GIBPS, A2A3_VECTOR_DEFAULT, A2A3_VECTOR_OP_CYCLES
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -62,6 +63,16 @@ class Platform:
     vector_bytes_per_cycle: int = 256           # per AIV (one 256-byte repeat)
     system_workspace_size: int = 16 * MIB       # GetLibApiWorkSpaceSize
     system_counter_mhz: float = 50.0            # GetSystemCycle's counter
+    # the cost model (docs/cost-model.md): per-direction transfer rates per core (GiB/s), the MAC rate of
+    # each cube input class relative to fp16, vector ops' (startup, per-repeat) cycles by dtype class,
+    # the scalar unit's cycles per issued instruction and per scalar memory access, a launch's fixed cost
+    transfer_gibps: tuple[tuple[str, float], ...] = A2A3_TRANSFER_GIBPS
+    cube_rate_vs_fp16: tuple[tuple[str, float], ...] = A2A3_CUBE_RATES
+    vector_op_cycles: tuple[tuple, ...] = A2A3_VECTOR_OP_CYCLES
+    vector_default_cycles: tuple[float, float] = A2A3_VECTOR_DEFAULT
+    scalar_issue_cycles: float = 1.0
+    scalar_access_cycles: float = 1.0
+    launch_overhead_us: float = 10.0
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)  # (field, source key)
 
     @property

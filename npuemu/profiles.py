@@ -69,7 +69,80 @@ SOURCES: dict[str, str] = {
     "sys-cycle": "Ascend C GetSystemCycle docs: the system counter runs at 50 MHz on Atlas A2/A3 "
                  "(time in us = cycles / 50)",
     "custom": "set by the user (Platform.custom)",
+    "pto-bw": "PTO Tile Lib's trace-only cost model for A2/A3 (Huawei pto-isa, "
+              "include/pto/costmodel/arch_config.hpp, kA2A3ArchConfig; mirrored at zouzias/pto-isa-mirror): "
+              "per-direction bandwidths in GiB/s per core, GM->UB 100.9, GM->L1 135.0, UB->GM 188.46, "
+              "L1->GM 32, UB->UB 1024, L0C->GM 70, L0C->L1 128, L1->L0A 441, L1->L0B 220.5, L1->BT 32, "
+              "L1->FB 32, at a 1.85 GHz clock (EstimateBandwidthCycles: bytes / 2^30 / GiB/s x clock)",
+    "pto-cce": "PTO Tile Lib's A2/A3 CCE cost model, include/pto/costmodel/a2a3/cce_costmodel/"
+               "cce_cycle_profiles.csv: startup and per-repeat cycles of each vector intrinsic for "
+               "fp16, fp32 and integer operands (e.g. kVaddProfile fp16 5.93 + 2.07 per repeat)",
+    "pto-default": "npuemu's default for vector ops cce_cycle_profiles.csv does not list: vadd's profile "
+                   "(kVaddProfile, startup 6, 2 cycles per repeat), the commonest binary op",
+    "cube-2201": "Ascend C docs, hardware constraints 2201: fp32 cube throughput is a quarter of fp16's; "
+                 "int8 at twice fp16's (16 x 16 x 32 per cycle: C0 = 32 for int8); pto-isa's mad cost "
+                 "(2 cycles per 16x16x8 fp32 step, 1 per fp16 or int8 step) agrees",
+    "scalar-issue": "npuemu's assumption: the scalar unit issues one instruction per cycle in program "
+                    "order (Ascend C basic architecture: one in-order issue stream per core); no cycle "
+                    "figure is published",
+    "launch-overhead": "a public benchmark write-up on 910C: small kernels carry about 10 us of fixed "
+                       "launch overhead (ascend-c.md section 4.3, [3rd-party])",
 }
+
+# ---- cost model tables (docs/cost-model.md)
+
+# pto-isa kA2A3ArchConfig bandwidths, GiB/s per core, by direction
+A2A3_TRANSFER_GIBPS: tuple[tuple[str, float], ...] = (
+    ("gm_to_ub", 100.9), ("gm_to_l1", 135.0), ("ub_to_gm", 188.46), ("l1_to_gm", 32.0), ("ub_to_ub", 1024.0),
+    ("l0c_to_gm", 70.0), ("l0c_to_l1", 128.0), ("l1_to_l0a", 441.0), ("l1_to_l0b", 220.5), ("l1_to_bt", 32.0),
+    ("l1_to_fb", 32.0),
+)
+
+# MAC rate of each mmad input class relative to fp16 (cube_fp16_macs_per_cycle)
+A2A3_CUBE_RATES: tuple[tuple[str, float], ...] = (("fp16", 1.0), ("fp32", 0.25), ("int8", 2.0))
+
+# (npuemu op, fp16 startup, fp16 per repeat, fp32 startup, fp32 per repeat, int startup, int per repeat)
+# from cce_cycle_profiles.csv (profile named in the comment); None: the profile has no integer fit, the
+# fp16 figures are used
+A2A3_VECTOR_OP_CYCLES: tuple[tuple, ...] = (
+    ("add", 5.934212, 2.065788, 5.933726, 2.066274, 4.985765, 2.000853),      # kVaddProfile
+    ("sub", 5.934157, 2.065843, 5.935091, 2.064909, 4.985765, 2.000853),      # kVsubProfile
+    ("mul", 6.865515, 2.134485, 6.868098, 2.131902, 6.106646, 1.999717),      # kVmulProfile
+    ("div", 13.0, 8.0, 13.0, 4.0, None, None),                                # kVdivProfile
+    ("max", 4.0, 2.0, 4.0, 2.0, 4.985765, 2.000853),                          # kVmaxProfile
+    ("min", 4.0, 2.0, 4.0, 2.0, 4.985765, 2.000853),                          # kVminProfile
+    ("adds", 6.0, 1.0, 6.0, 1.0, 5.010874, 1.000947),                         # kVaddsProfile
+    ("muls", 7.0, 1.0, 7.0, 1.0, 6.045203, 0.999906),                         # kVmulsProfile
+    ("maxs", 4.0, 1.0, 4.0, 1.0, 5.010874, 1.000947),                         # kVmaxsProfile
+    ("mins", 4.0, 1.0, 4.0, 1.0, 5.010874, 1.000947),                         # kVminsProfile
+    ("bitwise_and", 2.059771, 1.999717, 2.059771, 1.999717, None, None),      # kVandProfile
+    ("bitwise_or", 2.059771, 1.999717, 2.059771, 1.999717, None, None),       # kVorProfile
+    ("bitwise_not", 2.088006, 0.999735, 2.088006, 0.999735, None, None),      # kVnotProfile
+    ("abs", 4.0, 1.0, 4.0, 1.0, None, None),                                  # kVabsProfile
+    ("exp", 12.011812, 3.988188, 12.0, 2.0, None, None),                      # kVexpProfile
+    ("ln", 13.985971, 4.014029, 14.0, 2.0, None, None),                       # kVlnProfile
+    ("sqrt", 13.0, 4.0, 13.0, 2.0, None, None),                               # kVsqrtProfile
+    ("rsqrt", 4.791896, 1.064811, 4.791896, 1.064811, None, None),            # kVrsqrtProfile
+    ("relu", 4.0, 1.0, 4.0, 1.0, None, None),                                 # kVreluProfile
+    ("leaky_relu", 7.0, 1.0, 7.0, 1.0, None, None),                           # kVlreluProfile
+    ("axpy", 18.0, 2.0, 18.0, 2.0, None, None),                               # kVaxpyProfile
+    ("duplicate", 1.0, 1.0, 1.0, 1.0, None, None),                            # kVectorDupProfile
+    ("brcb", 1.0, 1.0, 1.0, 1.0, None, None),                                 # kVbrcbProfile
+    ("shl", 6.045203, 0.999906, 6.045203, 0.999906, None, None),              # kVshlProfile
+    ("shr", 6.045203, 0.999906, 6.045203, 0.999906, None, None),              # kVshrProfile
+    ("copy", 13.0, 1.0, 0.936906, 1.063094, None, None),                      # kVcopyProfile
+    ("cast", 5.0, 2.0, 6.0, 1.0, None, None),                                 # kVconvF162f32Profile
+    ("reduce_sum", 23.0, 7.0, 20.0, 7.0, None, None),                         # kVcaddProfile
+    ("reduce_max", 9.0, 7.0, 8.0, 7.0, None, None),                           # kVcmaxProfile
+    ("reduce_min", 9.0, 7.0, 8.0, 7.0, None, None),                           # kVcminProfile
+    ("block_reduce_sum", 15.0, 7.0, 12.0, 1.0, None, None),                   # kVcgaddProfile
+    ("block_reduce_max", 6.0, 7.0, 5.0, 1.0, None, None),                     # kVcgmaxProfile
+    ("block_reduce_min", 6.0, 7.0, 5.0, 1.0, None, None),                     # kVcgminProfile
+    ("select", 5.0, 2.0, 5.0, 2.0, None, None),                               # kVselCmpMaskProfile
+    ("gather", 6.635214, 24.008236, 4.965026, 12.000331, None, None),         # kVgatherProfile
+)
+A2A3_VECTOR_DEFAULT: tuple[float, float] = (5.934212, 2.065788)              # kVaddProfile fp16
+
 
 
 def _c(value: Any, source: str) -> Entry:
@@ -80,6 +153,18 @@ def _c(value: Any, source: str) -> Entry:
 def _u(value: Any, source: str) -> Entry:
     """An UNCONFIRMED value (inferred, third-party, or assumed equal to a sister part)."""
     return (value, source, False)
+
+
+# the cost model's entries of every 2201 profile
+_COST_2201: dict[str, Entry] = {
+    "transfer_gibps": _u(A2A3_TRANSFER_GIBPS, "pto-bw"),
+    "cube_rate_vs_fp16": _c(A2A3_CUBE_RATES, "cube-2201"),
+    "vector_op_cycles": _u(A2A3_VECTOR_OP_CYCLES, "pto-cce"),
+    "vector_default_cycles": _u(A2A3_VECTOR_DEFAULT, "pto-default"),
+    "scalar_issue_cycles": _u(1.0, "scalar-issue"),
+    "scalar_access_cycles": _u(1.0, "scalar-issue"),
+    "launch_overhead_us": _u(10.0, "launch-overhead"),
+}
 
 
 # Per-core buffers, cube and vector widths and the system workspace: architectural (2201) values,
@@ -114,7 +199,7 @@ def _rates_like_b1(source: str = "same-as-B1") -> dict[str, Entry]:
 
 
 def _profile(**entries: Entry) -> dict[str, Entry]:
-    return {**_CORE_2201, **entries}
+    return {**_CORE_2201, **_COST_2201, **entries}
 
 
 PROFILES: dict[str, dict[str, Entry]] = {

@@ -76,6 +76,11 @@ class KernelBinary:
         return self.key.check
 
     @property
+    def profile(self) -> bool:
+        """Whether the binary charges the cost model (built with ``profile=True``)."""
+        return self.key.profile
+
+    @property
     def signature(self) -> tuple[Any, ...]:
         """The Numba argument types of the machine code (``npuemu.codegen.abi``)."""
         return abi.numba_signature(len(self.facts.gm_params), [p.kind for p in self.facts.scalar_params])

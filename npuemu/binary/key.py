@@ -16,6 +16,7 @@ nothing else:
 ``tiling_key``  the tiling key, or None for a kernel that does not branch on one
 ``sync``        ``auto`` when the lowering inserts synchronisation (``auto_sync``), ``verify`` when it
                 reports redundant synchronisation (``verify_sync``), ``auto+verify``, or empty
+``profile``     True when the code charges the cost model (``profile=True``, docs/cost-model.md)
 ``compiler``    sha256 of npuemu's own language, frontend, codegen and instruction sources
 ``version``     the key format itself
 ==============  ===============================================================
@@ -82,6 +83,7 @@ class BinaryKey:
     compiler: str
     version: int = KEY_VERSION
     sync: str = ""
+    profile: bool = False
 
     @property
     def persistent(self) -> bool:
@@ -117,6 +119,8 @@ class BinaryKey:
             text += f"; tiling_key={self.tiling_key}"
         if self.sync:
             text += f"; sync={self.sync}"
+        if self.profile:
+            text += "; profile"
         return text
 
 

@@ -299,8 +299,10 @@ class SyncPlan:
 
     # ------------------------------------------------------------------ code
 
-    def sync_lines(self, slot: int, isa: Callable[[str, str], str], full: bool) -> list[str]:
-        """The generated lines ordering what placeholder ``slot`` needs (empty: nothing)."""
+    def sync_lines(self, slot: int, isa: Callable[[str, str], str], full: bool,
+                   cost: float | None = None) -> list[str]:
+        """The generated lines ordering what placeholder ``slot`` needs (empty: nothing); ``cost``: the
+        scalar issue cycles of a profiled binary, which also times the syncs (isa/cost.py)."""
         a = self.slots[slot]
         need = sorted(self.need.get(slot, ()))
         if not need:
@@ -310,6 +312,8 @@ class SyncPlan:
             lines = [f"{isa('sync', 'pipe_barrier')}(_st, np.int64({int(PipeID.PIPE_ALL)}), {loc})"]
             if full:
                 lines.append(f"{isa('hb', 'barrier_all')}(_st, _sh, {loc})")
+            if cost is not None:
+                lines.append(f"{isa('cost', 'barrier_all')}(_st, {cost!r}, {loc})")
             return lines
         lines = []
         for q in need:
@@ -319,9 +323,14 @@ class SyncPlan:
                 lines.append(f"{isa('sync', fn)}(_st, {args})")
                 if full:
                     lines.append(f"{isa('hb', fn)}(_st, _sh, {args})")
+                if cost is not None:
+                    pipe = q if fn == "set_flag" else a.pipe
+                    lines.append(f"{isa('cost', fn)}(_st, np.int64({ev}), np.int64({AUTO_EVENT_ID}), "
+                                 f"np.int64({pipe}), {cost!r}, {loc})")
         return lines
 
-    def finish(self, lines: list[str], enabled: bool, isa: Callable[[str, str], str], full: bool) -> int:
+    def finish(self, lines: list[str], enabled: bool, isa: Callable[[str, str], str], full: bool,
+               cost: float | None = None) -> int:
         """Replace the placeholders in ``lines`` (in place) by the syncs they need, or drop them.
 
         Returns the number of places where synchronisation was inserted.
@@ -337,7 +346,7 @@ class SyncPlan:
                 continue
             indent = line[:len(line) - len(body)]
             text, sep, tag = body.partition("  # @")
-            new = self.sync_lines(int(text[len(MARK):]), isa, full) if enabled else []
+            new = self.sync_lines(int(text[len(MARK):]), isa, full, cost) if enabled else []
             inserted += bool(new)
             out.extend(f"{indent}{n}{sep}{tag}" for n in new)
         lines[:] = _fill_empty_blocks(out)

@@ -71,7 +71,8 @@ class KernelBuilder:
     def binary(self, kinds: tuple[ArgKind, ...], options: Options, native: bool = True) -> KernelBinary:
         """The binary for these argument kinds and options; with ``native`` its machine code is ready."""
         platform = get_platform(options.platform)
-        base = (kinds, options.resolved_kernel_type, platform.key, options.check, sync_mode(options))
+        base = (kinds, options.resolved_kernel_type, platform.key, options.check, sync_mode(options),
+                options.profile)
         b = self._known(base, options.tiling_key)
         if b is None:
             with self._lock:
@@ -93,7 +94,8 @@ class KernelBuilder:
         Learned by lowering the kernel (once per specialisation), without building anything.
         """
         platform = get_platform(options.platform)
-        base = (kinds, options.resolved_kernel_type, platform.key, options.check, sync_mode(options))
+        base = (kinds, options.resolved_kernel_type, platform.key, options.check, sync_mode(options),
+                options.profile)
         tested = self._tested.get(base)
         if tested is None:
             parsed = parse_function(self.kernel.fn)
@@ -180,7 +182,8 @@ def binary_key(kernel: KernelFunction, kinds: tuple[ArgKind, ...], options: Opti
     return BinaryKey(kernel=kernel.key_name, source=source, args=specs,
                      kernel_type=options.resolved_kernel_type.name, platform=platform.name,
                      platform_profile=hashlib.sha256(platform.key.encode()).hexdigest(), check=options.check,
-                     tiling_key=tiling_key, compiler=compiler_fingerprint(), sync=sync_mode(options))
+                     tiling_key=tiling_key, compiler=compiler_fingerprint(), sync=sync_mode(options),
+                     profile=options.profile)
 
 
 def sync_mode(options: Options) -> str:

@@ -42,6 +42,10 @@ class LoweringContext(Protocol):
     def full_check(self) -> bool:
         """Whether the binary is built for check level ``full`` (race, initialisation and DCache checks)."""
 
+    @property
+    def profile(self) -> bool:
+        """Whether the binary charges the cost model (``profile=True``, docs/cost-model.md)."""
+
     # ------------------------------------------------------------------ errors
 
     def fail(self, message: str, node: ast.AST | None, cls: type[KernelCompileError] = ...) -> NoReturn:
@@ -109,9 +113,20 @@ class LoweringContext(Protocol):
         """Emit a call of an instruction with ``args`` and the location id of ``node``."""
 
     def local_access(self, pipe: int, addr: str, nbytes: str, write: bool, node: ast.AST | None,
-                     where: tuple[str, tuple[int, int] | None] = ...) -> None:
+                     where: tuple[str, tuple[int, int] | None] = ..., dtype: Any = None) -> None:
         """Declare to the race and initialisation checks that ``pipe`` touches local memory (``full`` only);
-        ``where``: the memory and compile-time byte range, for automatic synchronisation."""
+        ``where``: the memory and compile-time byte range, for automatic synchronisation; ``dtype``: the
+        operand's element type, for the cost model."""
+
+    def cost_access(self, pipe: int, memory: str, nbytes: str, write: bool, gm: bool, node: ast.AST | None,
+                    dtype: Any = None) -> None:
+        """Declare an access to the cost model only (rules that declare strided accesses themselves)."""
+
+    def cube_steps(self, expr: str) -> None:
+        """The cube steps (16 x 16 x k0 each, an expression) of the ``mmad`` being lowered, for the cost model."""
+
+    def cost_isa(self, fn: str, args: list[str], node: ast.AST | None) -> None:
+        """In a profiled binary, emit ``isa.cost.<fn>(_st, *args, issue cycles, loc)``: a sync's timing."""
 
     def sync_access(self, pipe: int, memory: str, region: tuple[int, int] | None, write: bool,
                     node: ast.AST | None) -> None:

@@ -18,6 +18,7 @@ from .. import errors
 from ..errors import KernelCompileError, KernelTypeError, SourceLoc, UnsupportedSyntaxError
 from ..codegen.emitter import Emitter
 from .autosync import LOCAL, SyncPlan, gm_memory
+from .costs import CostPlan
 from .expressions import ExpressionLowering
 from .facts import LoweringFacts
 from .scope import Scope
@@ -41,6 +42,8 @@ class Lowerer(StatementLowering, ExpressionLowering):
         self.epilogue: list[str] = []            # statements run when a core reaches the kernel's end
         # every access and the control flow around it, for automatic synchronisation (autosync.py)
         self.sync_plan = SyncPlan(options.resolved_kernel_type)
+        # each instruction's duration, in a binary built with profile=True (costs.py)
+        self.costs = CostPlan(platform, bool(getattr(options, "profile", False)))
 
     def at_kernel_end(self, line: str) -> None:
         """Emit ``line`` once, after the kernel body (e.g. a check that no event flag is left set)."""
@@ -87,6 +90,9 @@ class Lowerer(StatementLowering, ExpressionLowering):
         compiles a callee once per distinct *literal* argument, so a bare ``3``
         would give every call site its own copy of the instruction.
         """
+        if self.costs.pending and module not in _BOOKKEEPING:
+            for line in self.costs.flush(fn, self.call_isa):
+                self.emit(line)
         args = [*args, str(self.loc_id(node))]
         return f"{self.isa(module, fn)}({', '.join(_unliteral(a) for a in args)})"
 
@@ -155,12 +161,31 @@ class Lowerer(StatementLowering, ExpressionLowering):
         return True
 
     @property
+    def profile(self) -> bool:
+        """Whether this binary charges the cost model (``profile=True``, docs/cost-model.md)."""
+        return self.costs.enabled
+
+    def cost_isa(self, fn: str, args: list[str], node: ast.AST | None) -> None:
+        """In a profiled binary, emit ``isa.cost.<fn>(_st, *args, issue cycles, loc)`` (a sync's timing)."""
+        if self.costs.enabled:
+            self.emit_isa("cost", fn, ["_st", *args, repr(self.costs.issue)], node)
+
+    def cube_steps(self, expr: str) -> None:
+        """The cube steps (16 x 16 x k0 each) of the ``mmad`` being lowered, for the cost model."""
+        self.costs.cube_steps(expr)
+
+    def cost_access(self, pipe: int, memory: str, nbytes: str, write: bool, gm: bool, node: ast.AST | None,
+                    dtype: Any = None) -> None:
+        """Declare an access to the cost model (only a profiled binary collects them; see costs.py)."""
+        self.costs.access(pipe, memory, nbytes, write, gm, dtype, node)
+
+    @property
     def full_check(self) -> bool:
         """Whether this binary is built for check level ``full`` (race, initialisation and DCache checks)."""
         return getattr(self.options, "check", "default") == "full"
 
     def local_access(self, pipe: int, addr: str, nbytes: str, write: bool, node: ast.AST | None,
-                     where: tuple[str, tuple[int, int] | None] = (LOCAL, None)) -> None:
+                     where: tuple[str, tuple[int, int] | None] = (LOCAL, None), dtype: Any = None) -> None:
         """Declare that pipe ``pipe`` (an ``isa.hb`` pipe) reads/writes ``nbytes`` of local memory at ``addr``.
 
         Only a ``full`` binary gets the check call; rules declare every operand of
@@ -170,6 +195,7 @@ class Lowerer(StatementLowering, ExpressionLowering):
         access stays within when known at compile time (``rules.access.where``), for auto sync.
         """
         self.sync_access(pipe, where[0], where[1], int(write) == 1, node)   # kind 2 (READ_SPAN) reads
+        self.cost_access(pipe, where[0], nbytes, int(write) == 1, False, node, dtype)
         if self.full_check:
             self.emit_isa("checks", "local_access", ["_st", "_sh", str(pipe), addr, nbytes, str(write)], node)
 
@@ -178,6 +204,7 @@ class Lowerer(StatementLowering, ExpressionLowering):
         """Declare a DMA access of ``nbytes`` at byte ``off`` of GM region ``rid`` (see ``local_access``);
         ``origin``: the region id when known at compile time."""
         self.sync_access(pipe, gm_memory(origin), None, bool(write), node)
+        self.cost_access(pipe, gm_memory(origin), nbytes, bool(write), True, node)
         if self.full_check:
             self.emit_isa("checks", "gm_access", ["_st", "_sh", "_gsh", "_dc", str(pipe), rid, off, nbytes,
                                                   str(write)], node)
@@ -185,7 +212,8 @@ class Lowerer(StatementLowering, ExpressionLowering):
     def finish_sync(self) -> None:
         """Once the kernel is lowered: turn the sync placeholders into syncs (auto sync) or drop them."""
         enabled = bool(getattr(self.options, "auto_sync", False) or self.facts.auto_ub)
-        if self.sync_plan.finish(self.em.lines, enabled, self.isa, self.full_check):
+        cost = self.costs.issue if self.costs.enabled else None
+        if self.sync_plan.finish(self.em.lines, enabled, self.isa, self.full_check, cost):
             self.at_kernel_end(f"{self.isa('sync', 'check_flags_clear')}(_st)")
         if getattr(self.options, "verify_sync", False):
             self.facts.redundant_syncs = self.sync_plan.redundant_reports(self.em.locs, self.kernel_name)
@@ -404,6 +432,9 @@ class Lowerer(StatementLowering, ExpressionLowering):
         outer, self.em.statement = self.em.statement, self.loc_id(node)
         try:
             handler(node)
+            if self.costs.pending:      # accesses of code that calls no instruction (scalar get_value)
+                for line in self.costs.flush(None, self.call_isa):
+                    self.emit(line)
         except errors.NpuemuError:
             raise
         except Exception as exc:  # noqa: BLE001 - a bug in npuemu: still point at the kernel line
@@ -417,6 +448,8 @@ class Lowerer(StatementLowering, ExpressionLowering):
 
 
 _INT_LITERAL = re.compile(r"-?\d+")
+# isa modules whose calls are no instruction of their own: the checks, the race clocks, the cost model
+_BOOKKEEPING = frozenset({"checks", "hb", "cost"})
 
 
 def _unliteral(arg: str) -> str:

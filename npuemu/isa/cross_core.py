@@ -84,9 +84,14 @@ SET_LOC = PEND2 + N_FLAGS  # 1 + source location of the core's last set of each 
 CORE_WORDS = SET_LOC + N_FLAGS
 
 
+# after the per-core tables: two rounds of ncores words, when each core arrived at a hard sync_all, for
+# the cost model (isa/cost.py: sync_arrive / sync_depart)
+ARRIVE_ROUNDS = 2
+
+
 def system_bytes(ncores: int) -> int:
     """Bytes of the system region the cross-core state of ``ncores`` cores needs."""
-    return (CORES + ncores * CORE_WORDS) * 8
+    return (CORES + ncores * (CORE_WORDS + ARRIVE_ROUNDS)) * 8
 
 
 def init_system(words: np.ndarray, aic_base: int, n_aic: int, aiv_base: int, n_aiv: int, ratio: int) -> None:

@@ -231,3 +231,32 @@ POOL_STATE_END = STATE_SIZE      # TPipe.reset() clears POOL_BASE .. POOL_STATE_
 POOL_NEVER = 0
 POOL_LIVE = 1
 POOL_RESET = 2
+
+
+# the cost model (npuemu/isa/cost.py, docs/cost-model.md): words past STATE_SIZE, which only the state of a
+# core running a binary built with profile=True has (PROFILE_STATE_SIZE words; other launches do not pay
+# for them).  Times are in ticks of 1/COST_TICK cycle.  COST_ISSUE is the scalar unit's issue time; per
+# pipe (isa.hb order S, V, M, MTE1, MTE2, MTE3, FIX) the time its last instruction ends, its busy time and
+# its instruction count; the GM bytes the core's DMA moved; the launch's active cores (set by the launch:
+# they share the HBM); the time the core's GM bytes need of its share of the HBM bandwidth (whichever pipe
+# moved them); the hard sync_all barriers the core has passed; the time each (HardEvent, event id) flag was set and each (queue, block) was last enqueued
+# or freed; then the trace: the number of instructions charged and, for the first TRACE_EVENTS of them,
+# TRACE_WORDS words each (pipe, start, end, source-location id).
+COST_TICK = 256
+N_COST_PIPES = 7
+COST_ISSUE = STATE_SIZE
+COST_READY = COST_ISSUE + 1
+COST_BUSY = COST_READY + N_COST_PIPES
+COST_COUNT = COST_BUSY + N_COST_PIPES
+COST_GM_BYTES = COST_COUNT + N_COST_PIPES
+COST_CORES = COST_GM_BYTES + 1
+COST_HBM = COST_CORES + 1
+COST_SYNC_ROUND = COST_HBM + 1
+COST_EVENT = COST_SYNC_ROUND + 1
+COST_QUEUE = COST_EVENT + N_EVENTS * N_EVENT_IDS
+COST_END = COST_QUEUE + MAX_QUEUES * MAX_QUEUE_BLOCKS
+TRACE_N = COST_END
+TRACE_EVENTS = 4096
+TRACE_WORDS = 4
+TRACE = TRACE_N + 1
+PROFILE_STATE_SIZE = TRACE + TRACE_EVENTS * TRACE_WORDS

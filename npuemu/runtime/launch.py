@@ -84,9 +84,33 @@ def _array_arg(pname: str, path: tuple[str, ...], kind: str, v: Any) -> np.ndarr
     return np.array(a, dtype=np.int64, order="C").reshape(-1)
 
 
+@dataclass(frozen=True)
+class LaunchTimes:
+    """What the cost model's clocks say at the end of a profiled launch (``npuemu.cost`` reads it).
+
+    ``words[i]`` is core ``i``'s ``st[COST_ISSUE:COST_EVENT]`` (isa/state.py; ticks of
+    ``1 / COST_TICK`` cycle); ``active`` the cores that shared the HBM bandwidth (``COST_CORES``);
+    ``capacity`` how many cores of each type (AIV, AIC) run at once (more run in waves);
+    ``trace[i]`` the instructions core ``i`` recorded (rows of pipe, start, end, source-location id; at
+    most ``TRACE_EVENTS``) and ``charged[i]`` how many it charged in all; ``locs`` the binary's source
+    locations, by id.
+    """
+
+    kernel: str
+    platform: Any
+    labels: tuple[str, ...]
+    core_types: tuple[int, ...]
+    words: np.ndarray
+    active: int
+    capacity: tuple[int, int]
+    trace: tuple[np.ndarray, ...] = ()
+    charged: tuple[int, ...] = ()
+    locs: tuple[Any, ...] = ()
+
+
 def launch(binary: KernelBinary, block_dim: int, values: Mapping[str, Any], *, debug: bool = False,
            stream: Stream | None = None, wait: bool = True, timeout: float | None = None,
-           max_steps: int | None = None) -> None:
+           max_steps: int | None = None, on_times: Callable[[LaunchTimes], None] | None = None) -> None:
     """Run ``binary`` on ``block_dim`` blocks with the arguments ``values`` (by parameter name).
 
     ``debug`` runs the generated code in CPython instead of the machine code.
@@ -97,7 +121,8 @@ def launch(binary: KernelBinary, block_dim: int, values: Mapping[str, Any], *, d
     stream is next synchronised.  ``timeout`` (seconds, from when the launch
     starts running) and ``max_steps`` (loop iterations per core) stop a launch
     that does not finish with a ``KernelTimeoutError`` naming each core's line
-    (runtime/watchdog.py); Ctrl-C stops it with ``KeyboardInterrupt``.
+    (runtime/watchdog.py); Ctrl-C stops it with ``KeyboardInterrupt``.  A binary built with
+    ``profile=True`` hands its cores' clocks to ``on_times`` once the launch has run.
     """
     try:
         regions = [region_for(name, values[name]) for name in binary.facts.gm_params]
@@ -106,7 +131,7 @@ def launch(binary: KernelBinary, block_dim: int, values: Mapping[str, Any], *, d
         raise errors.LaunchError(f"kernel '{binary.name}': {exc}") from None
     check_placement(binary.name, binary.kernel_type, block_dim, binary.platform)
     fn = binary.python() if debug else binary.native()
-    work = _Launch(binary, block_dim, regions, scalars, fn, debug, timeout, max_steps)
+    work = _Launch(binary, block_dim, regions, scalars, fn, debug, timeout, max_steps, on_times)
     if stream is None:
         work.run()
     elif isinstance(stream, Stream):
@@ -120,12 +145,13 @@ def launch(binary: KernelBinary, block_dim: int, values: Mapping[str, Any], *, d
 
 def launch_binary(binary: KernelBinary, block_dim: int, *args: Any, debug: bool = False,
                   stream: Stream | None = None, wait: bool = True, timeout: float | None = None,
-                  max_steps: int | None = None, **kwargs: Any) -> None:
+                  max_steps: int | None = None, on_times: Callable[[LaunchTimes], None] | None = None,
+                  **kwargs: Any) -> None:
     """Launch a binary (e.g. one from :func:`~npuemu.binary.kernel_binary.load_binary`) with the kernel's
     arguments, which must match the specialisation it was built for; options as :func:`launch`."""
     values = bind_arguments(binary, block_dim, args, kwargs)
     launch(binary, block_dim, values, debug=debug, stream=stream, wait=wait, timeout=timeout,
-           max_steps=max_steps)
+           max_steps=max_steps, on_times=on_times)
 
 
 @dataclass
@@ -140,6 +166,7 @@ class _Launch:
     debug: bool
     timeout: float | None = None
     max_steps: int | None = None
+    on_times: Callable[[LaunchTimes], None] | None = None
 
     def run(self) -> None:
         try:
@@ -169,11 +196,17 @@ class _Launch:
         scratch = cube_scratch_bytes(binary.platform) if facts.blas else 0
         # plain cores take (and fill) their memories as they start, on their own thread
         for slot, (st, lm) in enumerate(new_core_states(cores, binary.platform, scratch, memory=facts.blocking)):
+            if binary.profile:
+                st = _with_cost_words(st)
             st[S.CORE_SLOT] = slot
             st[S.CHECK_FULL] = full
             log = np.zeros(LOG_WORDS, np.int64) if facts.uses_log else _DUMMY
             sh = shadows.new_core_shadow(slot, len(cores), int(st[S.SCRATCH_BASE])) if full else _DUMMY
             states.append((st, lm, log, sh))
+        if binary.profile:
+            capacity, active = _cost_cores(binary, cores)
+            for st, *_ in states:
+                st[S.COST_CORES] = active
         ctx = FaultContext(binary.name, regions, binary.locs, cores, str(binary.module.path), binary.source)
         watchdog = Watchdog([s[0] for s in states], self.timeout, self.max_steps)
         try:
@@ -191,6 +224,14 @@ class _Launch:
                                      [c.label for c in cores], binary.name,
                                      buffers=[ctx.region_name(i) for i in range(len(regions))])
                 warn_unfreed(binary.name, cores, [s[0] for s in states], binary.locs)
+            if binary.profile and self.on_times is not None:
+                words = np.stack([s[0][S.COST_ISSUE:S.COST_EVENT] for s in states])
+                charged = tuple(int(s[0][S.TRACE_N]) for s in states)
+                trace = tuple(s[0][S.TRACE:S.TRACE + min(n, S.TRACE_EVENTS) * S.TRACE_WORDS].reshape(-1, S.TRACE_WORDS)
+                              .copy() for s, n in zip(states, charged))
+                self.on_times(LaunchTimes(binary.name, binary.platform, tuple(c.label for c in cores),
+                                          tuple(c.core_type for c in cores), words, active, capacity, trace,
+                                          charged, tuple(binary.locs)))
         finally:
             for r in regions:
                 r.finish()
@@ -200,6 +241,23 @@ class _Launch:
 
 
 _NO_BYTES = np.zeros(0, np.uint8)
+
+
+def _with_cost_words(st: np.ndarray) -> np.ndarray:
+    """A core's state with the cost model's words past ``STATE_SIZE`` (zero), for a profiled binary."""
+    big = np.zeros(S.PROFILE_STATE_SIZE, np.int64)
+    big[:S.STATE_SIZE] = st
+    recycle_core_states([st])
+    return big
+
+
+def _cost_cores(binary: KernelBinary, cores: list[CoreSpec]) -> tuple[tuple[int, int], int]:
+    """(cores of each type that run at once, cores running at once): the latter share the HBM."""
+    p = binary.platform
+    capacity = (max(1, p.aiv_count), max(1, p.aic_count))
+    n_aic = sum(1 for c in cores if c.core_type)
+    active = min(len(cores) - n_aic, capacity[0]) + min(n_aic, capacity[1])
+    return capacity, max(1, active)
 
 
 def _padded(regions: list[Region], system: Region) -> list[Region]:

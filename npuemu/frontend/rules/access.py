@@ -50,7 +50,7 @@ def local(lw: LoweringContext, pipe: int, t: Value, nbytes: str, kind: int, node
     """``nbytes`` of LocalTensor ``t`` from its start (clamped to the tensor)."""
     if lw.declares_access:
         lw.local_access(pipe, plain_int(t.code[0]), f"min({nbytes}, {tensor_bytes(t)})", kind, node,
-                        where=where(t))
+                        where=where(t), dtype=t.type.dtype)
 
 
 def where(t: Value) -> tuple[str, tuple[int, int] | None]:
@@ -103,6 +103,7 @@ def local_strided(lw: LoweringContext, pipe: int, t: Value, nbytes: str, step: s
                   node: ast.AST | None) -> None:
     """``count`` blocks of ``nbytes`` bytes, ``step`` bytes apart, from the start of ``t``."""
     lw.sync_access(pipe, *where(t), kind == WRITE, node)
+    lw.cost_access(pipe, where(t)[0], f"(({count}) * ({nbytes}))", kind == WRITE, False, node, t.type.dtype)
     if lw.full_check:
         lw.emit_isa("checks", "local_access_strided",
                     ["_st", "_sh", str(pipe), plain_int(t.code[0]), plain_int(nbytes), plain_int(step),
@@ -120,6 +121,8 @@ def gm_strided(lw: LoweringContext, pipe: int, g: Value, nbytes: str, step: str,
                node: ast.AST | None) -> None:
     """``count`` blocks of ``nbytes`` bytes, ``step`` bytes apart, from the start of ``g``."""
     lw.sync_access(pipe, gm_memory(g.type.origin), None, bool(write), node)
+    lw.cost_access(pipe, gm_memory(g.type.origin), f"(({count}) * ((max({nbytes}, 0) + 31) // 32 * 32))",
+                   bool(write), True, node)
     if lw.full_check:
         lw.emit_isa("checks", "gm_access_strided",
                     ["_st", "_sh", "_gsh", "_dc", str(pipe), plain_int(g.code[0]), plain_int(g.code[1]),

@@ -135,6 +135,7 @@ def _barrier(lw: LoweringContext, call: Call) -> None:
     """``PipeBarrier<PIPE_ALL>``, with which the soft primitives and hard sync_all begin (and end)."""
     if lw.full_check:
         lw.emit_isa("hb", "barrier_all", ["_st", "_sh"], call.node)
+    lw.cost_isa("barrier_all", [], call.node)
 
 
 def _release(lw: LoweringContext, call: Call, obj: str) -> None:
@@ -176,9 +177,12 @@ def _hard_sync_all(lw: LoweringContext, call: Call, aiv_only: bool) -> None:
     what = "sync_all()" if aiv_only else "sync_all(is_aiv_only=False)"
     _kernel_type(lw, call, MODE_TYPES[0] if aiv_only else MODE_TYPES[2], what)
     _barrier(lw, call)
+    lw.cost_isa("sync_arrive", [_system(lw)], call.node)
     _release(lw, call, str(isa.OBJ_SYNC_ALL))
     lw.wait_until(lw.call_isa("cross_core", "try_sync_all", ["_st", _system(lw), str(aiv_only)],
                               call.node), call.node)
+    if lw.profile:
+        lw.emit_isa("cost", "sync_depart", ["_st", _system(lw), str(aiv_only)], call.node)
     _acquire(lw, call, str(isa.OBJ_SYNC_ALL))
 
 

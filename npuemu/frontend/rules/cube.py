@@ -388,6 +388,7 @@ def _mmad(lw: LoweringContext, call: Call) -> None:
             access.local(lw, hb.M, bias, nb, access.READ_SPAN, call.node)
         access.local(lw, hb.M, dst, c_bytes, access.READ_SPAN, call.node)
         access.local(lw, hb.M, dst, c_bytes, access.WRITE, call.node)
+        lw.cube_steps(f"({m1} * {k1} * {n1} if {live} else 0)")
     args = ["_st", "_lm", *_ints(dst), *_ints(fm), *_ints(flt), *bias_parts, str(bias_kind), m, n, k, uf,
             src_flag, init, str(kind)]
     lw.emit_isa("mmad", "mmad", args, call.node)

@@ -38,6 +38,8 @@ def _flag(lw: LoweringContext, call: Call, fn: str) -> None:
     lw.emit_isa("sync", fn, ["_st", str(event), plain_int(event_id)], call.node)
     if lw.full_check:
         lw.emit_isa("hb", fn, ["_st", "_sh", str(event), plain_int(event_id)], call.node)
+    pipe = hb.EVENT_SRC[event] if fn == "set_flag" else hb.EVENT_DST[event]
+    lw.cost_isa(fn, [str(event), plain_int(event_id), str(int(pipe))], call.node)
     if fn == "wait_flag":
         lw.sync_wait(int(hb.EVENT_SRC[event]), int(hb.EVENT_DST[event]), call.node)
     lw.at_kernel_end(f"{lw.isa('sync', 'check_flags_clear')}(_st)")
@@ -64,6 +66,7 @@ def _pipe_barrier(lw: LoweringContext, call: Call) -> None:
     if pipe == PipeID.PIPE_ALL:
         if lw.full_check:
             lw.emit_isa("hb", "barrier_all", ["_st", "_sh"], call.node)
+        lw.cost_isa("barrier_all", [], call.node)
         lw.sync_barrier(call.node)
 
 
@@ -75,4 +78,5 @@ def _data_sync_barrier(lw: LoweringContext, call: Call) -> None:
     if lw.full_check:
         # it waits for every earlier memory access of the core: taken as a full barrier
         lw.emit_isa("hb", "barrier_all", ["_st", "_sh"], call.node)
+    lw.cost_isa("barrier_all", [], call.node)
     lw.sync_barrier(call.node)

@@ -15,7 +15,7 @@ from ...language.enums import HardEvent, TPosition
 from ..context import LoweringContext
 from ..registry import Call, method, rule
 from ..types import LocalTensorT, TBufT, TPipeT, TQueT, Value, const, scalar
-from .common import dtype_arg, local, memory_of, position_arg
+from .common import dtype_arg, local, memory_of, plain_int, position_arg
 
 # ---------------------------------------------------------------------------- TPipe / TQue / TBuf
 
@@ -196,6 +196,7 @@ def _queue_tensor(lw: LoweringContext, call: Call, fn: str, extra: list[str]) ->
         # deque waits on the consumer for the enque; alloc_tensor on the producer for the last free_tensor
         lw.emit_isa("hb", "queue_join", ["_st", "_sh", str(q.type.qid), addr,
                                          str(consumer if fn == "deque" else producer)], call.node)
+    lw.cost_isa("queue_wait", [str(q.type.qid), addr, str(consumer if fn == "deque" else producer)], call.node)
     pos = q.type.dst_pos if fn == "deque" else q.type.pos
     return Value(LocalTensorT(d, pos), code=(addr, f"({nbytes} // {d.sizeof()})"))
 
@@ -222,6 +223,7 @@ def _queue_takes_tensor(lw: LoweringContext, call: Call, fn: str) -> None:
         # enque publishes the producer's work for deque; free_tensor the consumer's for alloc_tensor
         lw.emit_isa("hb", "queue_publish", ["_st", "_sh", str(q.type.qid), a["tensor"].code[0], str(pipe),
                                             str(target)], call.node)
+    lw.cost_isa("queue_mark", [str(q.type.qid), plain_int(a["tensor"].code[0]), str(pipe)], call.node)
 
 
 def _pipes(lw: LoweringContext, q: Value) -> tuple[int, int]:
