@@ -306,3 +306,29 @@ def test_the_trace_has_a_track_per_core_and_pipe(tmp_path):
     v = [(e["ts"], e["ts"] + e["dur"]) for e in spans if e["pid"] == 0 and e["cat"] == "V"]
     m = [(e["ts"], e["ts"] + e["dur"]) for e in spans if e["pid"] == 0 and e["cat"] == "MTE2"]
     assert any(ms < ve and me > vs for vs, ve in v for ms, me in m)
+
+
+@asc.jit
+def timed_copy_kernel(x: asc.GlobalAddress, out: asc.GlobalAddress, n: int):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x)
+    og = asc.GlobalTensor()
+    og.set_global_buffer(out, 2)
+    t = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 32768)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    start = asc.get_system_cycle()
+    asc.data_copy(t, xg, n)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    og.set_value(0, asc.get_system_cycle() - start)
+
+
+def test_get_system_cycle_reads_the_model_clock_when_profiled():
+    """In a profiled binary the system counter is the model's clock: a copy four times as long reads about four
+    times the cycles between two get_system_cycle calls (the 50 MHz counter truncates, fixed costs add a little)."""
+    out = np.zeros(2, np.int64)
+    x = np.zeros(32768, np.float32)
+    timed_copy_kernel[1](x, out, 8192, profile=True)
+    small = int(out[0])
+    timed_copy_kernel[1](x, out, 32768, profile=True)
+    big = int(out[0])
+    assert small > 0 and 3.5 < big / small < 4.5

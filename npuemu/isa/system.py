@@ -1,9 +1,10 @@
 """System registers and pointers of a core: the system counter, ``trap``, the system workspace and
 the HCCL contexts.
 
-* ``get_system_cycle`` reads the host's monotonic clock at the platform's
-  system-counter rate (50 MHz on Atlas A2/A3): differences between two reads
-  measure how long the emulation took, not how long the NPU would take.
+* ``get_system_cycle`` in a binary built with ``profile=True`` reads the cost
+  model's clock (the scalar unit's issue time) at the platform's
+  system-counter rate (50 MHz on Atlas A2/A3); elsewhere it reads the host's
+  monotonic clock at that rate, which measures emulation time.
 * ``set_sys_workspace``/``set_hccl_context`` store a GM pointer in the core's
   state words (region id + 1, 0 meaning never set, and the byte offset);
   ``get_sys_workspace``/``get_hccl_context`` read it back.  Reading a pointer
@@ -14,6 +15,8 @@ Fault codes 1900-1999.
 from __future__ import annotations
 
 import sys
+
+import numpy as np
 
 from llvmlite import ir
 from numba import njit, types
@@ -69,6 +72,12 @@ def _monotonic_ns(typingctx):
 def system_cycle(counter_mhz, loc):
     """The system counter: host monotonic time at ``counter_mhz`` ticks per microsecond."""
     return _monotonic_ns() * counter_mhz // 1000
+
+
+@njit(cache=True)
+def model_cycle(st, counter_mhz, clock_mhz, loc):
+    """The system counter in a profiled binary: the cost model's issue time, at ``counter_mhz``."""
+    return np.int64(st[S.COST_ISSUE] / S.COST_TICK * counter_mhz / clock_mhz)
 
 
 @njit(cache=True)

@@ -54,9 +54,11 @@ def get_data_block_size_in_bytes() -> int:
 def get_system_cycle() -> int:
     """The system counter (``GetSystemCycle``): 50 MHz on Atlas A2/A3, so microseconds = cycles / 50.
 
-    npuemu reads the host's monotonic clock at the platform's counter rate
-    (``Platform.system_counter_mhz``): the difference of two reads is the
-    time the emulation took between them, not a prediction of device time.
+    In a binary built with ``profile=True`` it reads the cost model's clock
+    (docs/cost-model.md) at the platform's counter rate
+    (``Platform.system_counter_mhz``), so differences are predicted device
+    time.  Elsewhere it reads the host's monotonic clock at that rate: the
+    difference of two reads is the time the emulation took between them.
     """
 
 

@@ -52,7 +52,11 @@ def _blk_size(lw: LoweringContext, call: Call) -> Value:
 def _system_cycle(lw: LoweringContext, call: Call) -> Value:
     call.bind_to(lw, sv.get_system_cycle)
     mhz = str(int(lw.platform.system_counter_mhz))
-    return lw.fresh_value(scalar("int", lw.call_isa("system", "system_cycle", [mhz], call.node)), "cyc")
+    if lw.profile:      # the cost model's clock: device time as the model predicts it
+        expr = lw.call_isa("system", "model_cycle", ["_st", mhz, repr(float(lw.platform.clock_mhz))], call.node)
+    else:
+        expr = lw.call_isa("system", "system_cycle", [mhz], call.node)
+    return lw.fresh_value(scalar("int", expr), "cyc")
 
 
 @rule(sv.get_program_counter)
