@@ -117,9 +117,11 @@ class Case:
 
 
 def _platforms(platforms: Iterable[str] | None) -> list[str]:
-    from ..platform import get_platform, platforms as builtin
+    from ..platform import get_platform
+    from ..profiles import PROFILES
     if platforms is None:
-        return [p.name for p in builtin()]
+        # the bundled profiles: a custom one (Platform.custom) exists only in the process that made it
+        return list(PROFILES)
     return [get_platform(p).name for p in platforms]      # an unknown name is a PlatformError listing the known
 
 
