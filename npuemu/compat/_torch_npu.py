@@ -28,7 +28,9 @@ import sys
 import types
 from typing import Any, Callable
 
+from ..errors import LaunchError
 from . import _pyasc_runtime as _rt
+from .errors import UnsupportedAPIError
 
 __all__ = ["is_npu_device", "to_cpu_device", "map_npu_args", "NpuDevice"]
 
@@ -64,7 +66,6 @@ def _device_index(device: Any) -> int:
     text = device if isinstance(device, str) else str(device)
     if is_npu_device(text) or text.startswith("cpu"):
         return int(text.partition(":")[2] or 0)
-    from ..errors import LaunchError
     raise LaunchError(f"torch.npu: {device!r} is not an npu device")
 
 
@@ -72,7 +73,6 @@ def _unsupported(module: str) -> Callable[[str], Any]:
     def __getattr__(name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
-        from .pyasc import UnsupportedAPIError      # pyasc imports this module
         raise UnsupportedAPIError(f"{module}.{name} is not supported by npuemu yet", name=name)
     return __getattr__
 

@@ -35,21 +35,10 @@ from ..errors import NpuemuError
 from .. import platform as _platform
 from . import _pyasc_runtime as _rt
 from ._torch_npu import NpuDevice
+from .errors import PyascCompatError, UnsupportedAPIError, UnsupportedModuleError
 
 __all__ = ["install", "Installation", "run_path", "run_module", "main", "PyascCompatError",
            "UnsupportedAPIError", "UnsupportedModuleError"]
-
-
-class PyascCompatError(NpuemuError):
-    """Base class of the errors of the pyasc compatibility layer."""
-
-
-class UnsupportedAPIError(PyascCompatError, AttributeError):
-    """A pyasc name npuemu does not implement (an AttributeError, so ``hasattr`` stays usable)."""
-
-
-class UnsupportedModuleError(PyascCompatError, ModuleNotFoundError):
-    """An ``asc`` module that npuemu's compatibility layer does not provide."""
 
 
 # --------------------------------------------------------------------------- the served modules
