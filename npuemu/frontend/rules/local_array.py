@@ -13,7 +13,7 @@ from ..context import LoweringContext
 from ..registry import Call, method, rule
 from ..types import LocalArrayT, Value, const, is_number, scalar
 from .common import dtype_arg
-from .tensors import _from_storage, _scalar_kind, _to_storage
+from .tensors import from_storage, scalar_kind, to_storage
 
 MAX_ELEMENTS = 4096       # a scalar-memory array; larger ones belong in a LocalTensor
 
@@ -38,11 +38,11 @@ def _array(lw: LoweringContext, call: Call) -> Value:
         for i, v in enumerate(values):
             if not is_number(v):
                 lw.type_error(f"asc.array values must be numbers, got {lw.describe(v)}", call.node)
-            lw.emit(f"{var}[{i}] = {_to_storage(d, v, lw, call.node)}")
+            lw.emit(f"{var}[{i}] = {to_storage(d, v, lw, call.node)}")
     elif not (fill.is_const and fill.const is None):
         if not is_number(fill):
             lw.type_error(f"asc.array fill_value must be a number, got {lw.describe(fill)}", call.node)
-        lw.emit(f"{var}[:] = {_to_storage(d, fill, lw, call.node)}")
+        lw.emit(f"{var}[:] = {to_storage(d, fill, lw, call.node)}")
     return Value(LocalArrayT(d, n, var))
 
 
@@ -51,7 +51,7 @@ def _item(lw: LoweringContext, call: Call) -> Value:
     arr: LocalArrayT = call.recv.type
     i = lw.int_expr(call.args[0], call.node, "an asc.array index")
     raw = lw.call_isa("local_array", "item", [arr.var, i], call.node)
-    return lw.fresh_value(scalar(_scalar_kind(arr.dtype), _from_storage(arr.dtype, raw, lw)), "av")
+    return lw.fresh_value(scalar(scalar_kind(arr.dtype), from_storage(arr.dtype, raw, lw)), "av")
 
 
 @method(LocalArrayT, "__setitem__")
@@ -61,4 +61,4 @@ def _set_item(lw: LoweringContext, call: Call) -> None:
     v = call.args[1]
     if not is_number(v):
         lw.type_error(f"an asc.array element must be set to a number, got {lw.describe(v)}", call.node)
-    lw.emit_isa("local_array", "set_item", [arr.var, i, _to_storage(arr.dtype, v, lw, call.node)], call.node)
+    lw.emit_isa("local_array", "set_item", [arr.var, i, to_storage(arr.dtype, v, lw, call.node)], call.node)

@@ -128,11 +128,11 @@ def _gm_phy_addr(lw: LoweringContext, call: Call) -> Value:
                  code=(g.code[0], f"({g.code[1]} + ({off}) * {g.type.dtype.sizeof()})"))
 
 
-def _scalar_kind(d: dt.DataType) -> str:
+def scalar_kind(d: dt.DataType) -> str:
     return "float" if d.is_float else "int"
 
 
-def _from_storage(d: dt.DataType, expr: str, lw: LoweringContext) -> str:
+def from_storage(d: dt.DataType, expr: str, lw: LoweringContext) -> str:
     if d is dt.float16:
         return f"{lw.isa('scalar', 'f16_to_f32')}({expr})"
     if d is dt.bfloat16:
@@ -142,7 +142,7 @@ def _from_storage(d: dt.DataType, expr: str, lw: LoweringContext) -> str:
     return f"np.int64({expr})"      # scalar ints are int64; uint64 keeps its bits
 
 
-def _to_storage(d: dt.DataType, value: Value, lw: LoweringContext, node: ast.AST | None) -> str:
+def to_storage(d: dt.DataType, value: Value, lw: LoweringContext, node: ast.AST | None) -> str:
     if d is dt.float16:
         return f"{lw.isa('scalar', 'f32_to_f16')}({lw.materialize(value, node, 'float')})"
     if d is dt.bfloat16:
@@ -162,7 +162,7 @@ def _gm_get_value(lw: LoweringContext, call: Call) -> Value:
     a = call.bind_to(lw, lang.GlobalTensor.get_value)
     idx = lw.int_expr(a["index"], call.node, "an element index")
     raw = scalar_gm_load(lw, g, idx, STORAGE_SUFFIX[g.type.dtype], call.node)     # through the DCache
-    return lw.fresh_value(scalar(_scalar_kind(g.type.dtype), _from_storage(g.type.dtype, raw, lw)), "gv")
+    return lw.fresh_value(scalar(scalar_kind(g.type.dtype), from_storage(g.type.dtype, raw, lw)), "gv")
 
 
 @method(GlobalTensorT, "set_value")
@@ -170,7 +170,7 @@ def _gm_set_value(lw: LoweringContext, call: Call) -> None:
     g = _bound(lw, call)
     a = call.bind_to(lw, lang.GlobalTensor.set_value)
     idx = lw.int_expr(a["index"], call.node, "an element index")
-    val = _to_storage(g.type.dtype, a["value"], lw, call.node)
+    val = to_storage(g.type.dtype, a["value"], lw, call.node)
     scalar_gm_store(lw, g, idx, val, STORAGE_SUFFIX[g.type.dtype], call.node)      # through the DCache
 
 
@@ -243,7 +243,7 @@ def _local_get_value(lw: LoweringContext, call: Call) -> Value:
     settle_l0c(lw, t, call.node)
     raw = lw.call_isa("tensor", f"local_get_{STORAGE_SUFFIX[t.type.dtype]}",
                       ["_lm", t.code[0], t.code[1], idx], call.node)
-    return lw.fresh_value(scalar(_scalar_kind(t.type.dtype), _from_storage(t.type.dtype, raw, lw)), "lv")
+    return lw.fresh_value(scalar(scalar_kind(t.type.dtype), from_storage(t.type.dtype, raw, lw)), "lv")
 
 
 @method(LocalTensorT, "set_value")
@@ -251,7 +251,7 @@ def _local_set_value(lw: LoweringContext, call: Call) -> None:
     t = call.recv
     a = call.bind_to(lw, lang.LocalTensor.set_value)
     idx = lw.int_expr(a["index"], call.node, "an element index")
-    val = _to_storage(t.type.dtype, a["value"], lw, call.node)
+    val = to_storage(t.type.dtype, a["value"], lw, call.node)
     _scalar_access(lw, t, idx, access.WRITE, call.node)
     settle_l0c(lw, t, call.node)
     lw.emit_isa("tensor", f"local_set_{STORAGE_SUFFIX[t.type.dtype]}", ["_lm", t.code[0], t.code[1], idx, val],
