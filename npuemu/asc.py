@@ -46,3 +46,5 @@ from .language.tiling import *
 from .language.properties import *
 from .language.array import *
 from .language.list_tensor import *
+
+from . import adv            # asc.adv: the high-level API (pyasc asc.language.adv)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 import npuemu.asc as asc
 
 NAMES = [line.strip() for line in (Path(__file__).parent / "pyasc_surface" / "language_names.txt").read_text()
@@ -29,3 +31,36 @@ def test_matmul_enums_have_pyasc_values():
             asc.BatchOutMode: {"SINGLE_BATCH": 0, "MULTI_BATCH": 1, "DYNAMIC": 2}}
     for enum, members in want.items():
         assert {m.name: m.value for m in enum} == members, enum.__name__
+
+
+ADV_NAMES = [line.strip() for line in (Path(__file__).parent / "pyasc_surface" / "adv_names.txt").read_text()
+             .splitlines() if line.strip() and not line.startswith("#")]
+
+# asc.adv names npuemu does not provide yet (issue: the pyasc high-level API); the list only shrinks
+ADV_PENDING = {
+    "Matmul", "MatmulBatchParams", "MatmulConfig", "MatmulFuncParams", "MatmulIterator", "MatmulQuantParams",
+    "MatmulShapeParams", "MatmulType", "MatrixOffset", "QuantConfig", "acos", "acosh", "asin", "asinh", "atan",
+    "atanh", "axpy", "ceil", "concat", "cos", "cosh", "digamma", "erf", "erfc", "exp", "extract", "floor", "frac",
+    "get_basic_config", "get_ib_share_norm_config", "get_matmul_api_tiling", "get_mdl_config", "get_mm_config",
+    "get_normal_config", "get_special_basic_config", "get_special_mdl_config", "lgamma", "log", "power", "quant",
+    "register_matmul", "rmsnorm", "round", "sign", "sin", "sinh", "softmax", "tan", "tanh", "trunc", "xor"}
+
+
+def test_every_pyasc_adv_name_resolves_in_asc_adv():
+    missing = [n for n in ADV_NAMES if n not in ADV_PENDING and not hasattr(asc.adv, n)]
+    assert not missing, f"pyasc asc.adv names missing from npuemu.asc.adv: {missing}"
+    provided = sorted(n for n in ADV_PENDING if hasattr(asc.adv, n))
+    assert not provided, f"provided now, take them off ADV_PENDING: {provided}"
+
+
+def test_adv_tiling_structs_have_the_c_layout_of_cann():
+    """Every field int32 (RmsNormTiling's reciprocal a float32), in CANN's order, no padding."""
+    sizes = {asc.adv.TCubeTiling: 49, asc.adv.MatmulApiStaticTiling: 46, asc.adv.SoftmaxTiling: 16,
+             asc.adv.RmsNormTiling: 12}
+    for struct, fields in sizes.items():
+        assert len(struct().to_bytes()) == 4 * fields, struct.__name__
+    t = asc.adv.TCubeTiling(m=64, base_k=32, batch_num=3)
+    words = np.frombuffer(t.to_bytes(), dtype=np.int32)
+    assert words[1] == 64 and words[10] == 32 and words[-1] == 3 and words.sum() == 99
+    r = asc.adv.RmsNormTiling(h_length=1024, reciprocal_of_h_length=1 / 1024)
+    assert np.frombuffer(r.to_bytes(), dtype=np.float32)[4] == np.float32(1 / 1024)

@@ -46,8 +46,8 @@ __all__ = ["install", "Installation", "run_path", "run_module", "main", "PyascCo
 # Module kinds.  KERNEL modules hold the kernel language (npuemu.asc): pyasc's
 # language packages all feed its flat ``asc`` namespace, so each of them
 # resolves names there.  PACKAGE modules only lead to their submodules.
-KERNEL, DTYPE, STRUCT, JIT, CONFIG, RUNTIME, STATE, PACKAGE = (
-    "kernel", "dtype", "struct", "jit", "config", "runtime", "state", "package")
+KERNEL, DTYPE, STRUCT, JIT, CONFIG, RUNTIME, STATE, PACKAGE, ADV = (
+    "kernel", "dtype", "struct", "jit", "config", "runtime", "state", "package", "adv")
 
 MODULES: dict[str, str] = {
     "asc": KERNEL,
@@ -57,7 +57,7 @@ MODULES: dict[str, str] = {
     "asc.language.core.struct": STRUCT,
     "asc.language.basic": KERNEL,
     "asc.language.fwk": KERNEL,
-    "asc.language.adv": PACKAGE,
+    "asc.language.adv": ADV,
     "asc.runtime": PACKAGE,
     "asc.runtime.config": CONFIG,
     "asc.runtime.jit": JIT,
@@ -75,7 +75,7 @@ PREFIXES: tuple[tuple[str, str], ...] = (
     ("asc.language.core.", KERNEL),
     ("asc.language.basic.", KERNEL),
     ("asc.language.fwk.", KERNEL),
-    ("asc.language.adv.", PACKAGE),
+    ("asc.language.adv.", ADV),
     ("asc.lib.host.", PACKAGE),
 )
 
@@ -98,11 +98,17 @@ def _kernel_namespace() -> types.ModuleType:
     return asc
 
 
+def _adv_namespace() -> types.ModuleType:
+    from .. import adv
+    return adv
+
+
 def _contents(kind: str) -> dict[str, Any]:
     """The names a served module of ``kind`` starts with."""
-    if kind == KERNEL:
-        ns = _kernel_namespace()
-        return {k: v for k, v in vars(ns).items() if not k.startswith("_")}
+    if kind in (KERNEL, ADV):
+        ns = _kernel_namespace() if kind == KERNEL else _adv_namespace()
+        # submodules (npuemu.asc.adv) are served as pyasc modules of their own, with pyasc's names
+        return {k: v for k, v in vars(ns).items() if not k.startswith("_") and not isinstance(v, types.ModuleType)}
     if kind == DTYPE:
         from ..language import dtype as dt
         names = {t.name: t for t in (*dt.ALL, dt.void)}
@@ -134,6 +140,8 @@ def _make_getattr(fullname: str, kind: str):
             return importlib.import_module(child)
         if kind == KERNEL and hasattr(_kernel_namespace(), name):
             return getattr(_kernel_namespace(), name)     # added to npuemu.asc after this module was made
+        if kind == ADV and hasattr(_adv_namespace(), name):
+            return getattr(_adv_namespace(), name)
         if kind == STATE and name in _rt.STATE_GETTERS:
             return _rt.STATE_GETTERS[name]()
         raise UnsupportedAPIError(f"{fullname}.{name} is not supported by npuemu yet", name=name)
