@@ -110,8 +110,9 @@ def vector_add_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalA
 
 
 @asc.jit(kernel_type=asc.KernelType.MIX_AIV_1_0)
-def uneven_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int, barrier: asc.ConstExpr[bool]):
-    """AIV 0 copies ``n`` floats, the others 8; then (with ``barrier``) a hard sync_all; then each copies 8."""
+def uneven_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int, barrier: asc.ConstExpr[int]):
+    """AIV 0 copies ``n`` floats, the others 8; then ``barrier`` 1: a hard sync_all, 2: every AIV sets
+    cross-core flag 3 in mode 0 once its MTE2 is done and waits for it; then each copies 8."""
     me = asc.get_block_idx()
     xg = asc.GlobalTensor()
     zg = asc.GlobalTensor()
@@ -125,8 +126,11 @@ def uneven_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int, barrier: a
         asc.data_copy(t, xg, n)
     else:
         asc.data_copy(t, xg, 8)
-    if barrier:
+    if barrier == 1:
         asc.sync_all()
+    if barrier == 2:
+        asc.cross_core_set_flag(3, 0, asc.PipeID.PIPE_MTE2)
+        asc.cross_core_wait_flag(3)
     asc.set_flag(asc.HardEvent.MTE2_MTE3, 0)
     asc.wait_flag(asc.HardEvent.MTE2_MTE3, 0)
     asc.data_copy(zg, t, 8)
@@ -231,17 +235,20 @@ def test_a_scalar_loop_is_much_slower_than_the_vector_unit():
     assert core.cycles >= core.busy["MTE2"] + core.busy["V"] + core.busy["MTE3"]
 
 
-def test_sync_all_holds_every_core_until_the_last_arrives():
+def test_sync_all_and_cross_core_flags_hold_every_core_until_the_last_arrives():
     n = 16384
     x, z = np.arange(n, dtype=np.float32), np.zeros(4 * 8, np.float32)
-    free = uneven_kernel[4](x, z, n, False, profile=True)
-    held = uneven_kernel[4](x, z, n, True, profile=True)
+    free = uneven_kernel[4](x, z, n, 0, profile=True)
     np.testing.assert_array_equal(z, np.tile(x[:8], 4))
-    slow = held.cores[[c.label for c in held.cores].index("AIV 0")]
-    aivs = [c for c in held.cores if c.kind == "aiv"]
-    # without the barrier the other AIVs finish long before AIV 0; with it, none finishes before AIV 0's copy
-    assert max(c.cycles for c in free.cores if c.kind == "aiv" and c.label != "AIV 0") < 0.5 * slow.busy["MTE2"]
-    assert min(c.cycles for c in aivs) >= slow.busy["MTE2"]
+    for barrier in (1, 2):                   # a hard sync_all; a cross-core flag every AIV sets and waits for
+        z[:] = 0
+        held = uneven_kernel[4](x, z, n, barrier, profile=True)
+        np.testing.assert_array_equal(z, np.tile(x[:8], 4))
+        slow = held.cores[[c.label for c in held.cores].index("AIV 0")]
+        aivs = [c for c in held.cores if c.kind == "aiv"]
+        # without the barrier the other AIVs finish long before AIV 0; with it, none before AIV 0's copy
+        assert max(c.cycles for c in free.cores if c.kind == "aiv" and c.label != "AIV 0") < 0.5 * slow.busy["MTE2"]
+        assert min(c.cycles for c in aivs) >= slow.busy["MTE2"], barrier
 
 
 # --------------------------------------------------------------------------- the profile itself

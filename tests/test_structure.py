@@ -113,3 +113,13 @@ def test_modules_are_small_enough_to_read():
     assert not over, f"modules over {MAX_LINES} lines (split them, or list them in ONE_CONCEPT with why): {over}"
     stale = [m for m in ONE_CONCEPT if long.get(m, 0) <= MAX_LINES]
     assert not stale, f"listed as long but no longer are: {stale}"
+
+
+def test_every_package_is_in_the_wheel():
+    """pyproject.toml lists the packages explicitly (kernels/ and tiling/ are mapped into npuemu): a
+    subpackage left off works in an editable install and is missing from a built wheel."""
+    tomllib = pytest.importorskip("tomllib")
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    found = {".".join(p.parent.relative_to(PACKAGE.parent).parts) for p in PACKAGE.rglob("__init__.py")}
+    assert not found - listed, f"packages missing from pyproject.toml [tool.setuptools] packages: {found - listed}"

@@ -221,3 +221,30 @@ def sync_depart(st, sysmem, aiv_only, loc):
     for p in range(S.N_COST_PIPES):
         st[S.COST_READY + p] = max(st[S.COST_READY + p], t)
     st[S.COST_ISSUE] = t
+
+
+@instruction
+def cross_set(st, sysmem, flag, pipe_id, issue, loc):
+    """Before ``cross_core_set_flag``: the set happens once pipe ``pipe_id`` (a PipeID) has finished what
+    was issued before it.  The counters it raises carry the latest set time of the cores taking part."""
+    if st.shape[0] < S.PROFILE_STATE_SIZE or flag < 0 or flag >= X.N_FLAGS:
+        return
+    pipe = X.HB_PIPE[pipe_id] if 0 <= pipe_id < X.HB_PIPE.shape[0] else -1
+    t = _done(st, pipe, issue) if pipe >= 0 else _issue(st, issue)
+    w = X.words(sysmem)
+    w[X.times_at(w, st[S.CORE_SLOT], flag) + X.T_SET] = t
+
+
+@instruction
+def cross_wait(st, sysmem, flag, issue, loc):
+    """After ``cross_core_wait_flag`` took a count: on A2/A3 the wait stalls every pipe, so nothing of the
+    core starts before the set that raised that count."""
+    if st.shape[0] < S.PROFILE_STATE_SIZE or flag < 0 or flag >= X.N_FLAGS:
+        return
+    w = X.words(sysmem)
+    tw = X.times_at(w, st[S.CORE_SLOT], flag)
+    t = max(_issue(st, issue), w[tw + X.T_RING + w[tw + X.T_TAKEN] % X.RING])
+    w[tw + X.T_TAKEN] += 1
+    for p in range(S.N_COST_PIPES):
+        st[S.COST_READY + p] = max(st[S.COST_READY + p], t)
+    st[S.COST_ISSUE] = t

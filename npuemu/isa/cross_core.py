@@ -87,11 +87,18 @@ CORE_WORDS = SET_LOC + N_FLAGS
 # after the per-core tables: two rounds of ncores words, when each core arrived at a hard sync_all, for
 # the cost model (isa/cost.py: sync_arrive / sync_depart)
 ARRIVE_ROUNDS = 2
+# then, per (core, flag), the cost model's times of cross-core flags: when the core last set the flag, how
+# many counts it has taken, and when each count it holds was raised (a ring: a counter holds at most 15)
+T_SET = 0
+T_TAKEN = 1
+T_RING = 2
+RING = 16
+TIME_WORDS = T_RING + RING
 
 
 def system_bytes(ncores: int) -> int:
     """Bytes of the system region the cross-core state of ``ncores`` cores needs."""
-    return (CORES + ncores * (CORE_WORDS + ARRIVE_ROUNDS)) * 8
+    return (CORES + ncores * (CORE_WORDS + ARRIVE_ROUNDS + N_FLAGS * TIME_WORDS)) * 8
 
 
 def init_system(words: np.ndarray, aic_base: int, n_aic: int, aiv_base: int, n_aiv: int, ratio: int) -> None:
@@ -126,7 +133,7 @@ IB_OBJECTS = 128
 assert OBJ_IB + IB_OBJECTS <= hb.MAX_SYNC_OBJECTS
 
 # PipeID -> race-checker pipe (hb.S ...); -1: not a pipe a cross-core set may name
-_HB_PIPE = np.array([hb.S, hb.V, hb.M, hb.MTE1, hb.MTE2, hb.MTE3, -1, -1, -1, -1, hb.FIX], np.int64)
+HB_PIPE = np.array([hb.S, hb.V, hb.M, hb.MTE1, hb.MTE2, hb.MTE3, -1, -1, -1, -1, hb.FIX], np.int64)
 # PipeIDs (bit per value) a cross_core_set_flag may name on each core type
 AIV_SET_PIPES = (1 << 1) | (1 << 4) | (1 << 5)                            # V, MTE2, MTE3
 AIC_SET_PIPES = (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 10)     # M, MTE1, MTE2, MTE3, FIX
@@ -191,13 +198,28 @@ def _block_of(w, slot):
 
 
 @njit(cache=True)
-def _raise_counter(w, slot, flag, loc):
-    """One more completed set of ``flag`` for core ``slot``."""
+def times_at(w, slot, flag):
+    """Word offset of the cost model's times of ``flag`` on core ``slot`` (``T_*``)."""
+    ncores = w[N_AIC] + w[N_AIV]
+    return CORES + ncores * (CORE_WORDS + ARRIVE_ROUNDS) + (slot * N_FLAGS + flag) * TIME_WORDS
+
+
+@njit(cache=True)
+def _raise_counter(w, slot, flag, loc, t):
+    """One more completed set of ``flag`` for core ``slot``, completed at model time ``t``."""
     i = _at(slot, CNT, flag)
     if w[i] >= MAX_COUNT:
-        t, b = _block_of(w, slot)
-        raise Fault(F_OVERFLOW, loc, flag, t, b)
+        ct, b = _block_of(w, slot)
+        raise Fault(F_OVERFLOW, loc, flag, ct, b)
+    tw = times_at(w, slot, flag)
+    w[tw + T_RING + (w[tw + T_TAKEN] + w[i]) % RING] = t
     w[i] += 1
+
+
+@njit(cache=True)
+def _set_time(w, slot, flag):
+    """When core ``slot`` last set ``flag`` (the cost model's time; 0 in binaries without it)."""
+    return w[times_at(w, slot, flag) + T_SET]
 
 
 @njit(cache=True)
@@ -220,11 +242,14 @@ def _set_mode0(w, core_type, slot, flag, loc):
         w[arrived] += 1
     if w[arrived] < n:
         return
+    t = 0
+    for k in range(n):
+        t = max(t, _set_time(w, base + k, flag))
     still = 0
     for k in range(n):
         s = base + k
         w[_at(s, PEND0, flag)] -= 1
-        _raise_counter(w, s, flag, loc)
+        _raise_counter(w, s, flag, loc, t)
         if w[_at(s, PEND0, flag)] > 0:
             still += 1
     w[arrived] = still
@@ -239,15 +264,17 @@ def _set_aiv_group(w, block, table, flag, mode, target, loc):
     ratio = w[RATIO]
     first = w[AIV_BASE] + block // ratio * ratio
     _pend(w, first + block % ratio, table, flag, mode, loc)
+    t = 0
     for k in range(ratio):
         if w[_at(first + k, table, flag)] == 0:
             return
+        t = max(t, _set_time(w, first + k, flag))
     for k in range(ratio):
         w[_at(first + k, table, flag)] -= 1
         if target < 0:
-            _raise_counter(w, first + k, flag, loc)
+            _raise_counter(w, first + k, flag, loc, t)
     if target >= 0:
-        _raise_counter(w, target, flag, loc)
+        _raise_counter(w, target, flag, loc, t)
 
 
 @njit(cache=True)
@@ -265,8 +292,9 @@ def _set(st, w, flag, mode, loc):
         _set_aiv_group(w, block, PEND1, flag, 1, -1, loc)
     elif core_type == AIC:
         ratio = w[RATIO]
+        t = _set_time(w, slot, flag)
         for k in range(ratio):                          # one AIC set raises each AIV of the AI Core
-            _raise_counter(w, w[AIV_BASE] + block * ratio + k, flag, loc)
+            _raise_counter(w, w[AIV_BASE] + block * ratio + k, flag, loc, t)
     else:
         _set_aiv_group(w, block, PEND2, flag, 2, w[AIC_BASE] + block // w[RATIO], loc)
     w[PROGRESS] += 1
@@ -409,7 +437,7 @@ def flag_object(st, flag, mode, setter, loc):
 @instruction
 def release_pipe(st, sh, gsh, pipe, obj, loc):
     """Pipe ``pipe`` (a PipeID) of this core releases ``obj`` (a cross_core_set_flag)."""
-    hb.release(st, sh, gsh, _HB_PIPE[pipe], obj, loc)
+    hb.release(st, sh, gsh, HB_PIPE[pipe], obj, loc)
 
 
 @instruction

@@ -94,6 +94,7 @@ def _set_flag(lw: LoweringContext, call: Call) -> None:
                       f"{', '.join(p.name for p in SET_PIPES)})", call.node)
     _kernel_type(lw, call, MODE_TYPES[mode], f"cross_core_set_flag mode {mode}")
     flag = _runtime_int(lw, call, a["flag_id"], "flag_id")
+    lw.cost_isa("cross_set", [_system(lw), flag, str(int(pipe))], call.node)
     lw.emit_isa("cross_core", "set_flag", ["_st", _system(lw), flag, str(mode), str(int(pipe))], call.node)
     if lw.full_check:
         obj = lw.call_isa("cross_core", "flag_object", ["_st", flag, str(mode), "True"], call.node)
@@ -109,6 +110,7 @@ def _wait_flag(lw: LoweringContext, call: Call) -> None:
     flag = _runtime_int(lw, call, a["flag_id"], "flag_id")
     lw.wait_until(lw.call_isa("cross_core", "try_wait_flag", ["_st", _system(lw), flag, str(mode)],
                               call.node), call.node)
+    lw.cost_isa("cross_wait", [_system(lw), flag], call.node)
     if lw.full_check:
         obj = lw.call_isa("cross_core", "flag_object", ["_st", flag, str(mode), "False"], call.node)
         lw.emit_isa("cross_core", "acquire_all", ["_st", "_sh", "_gsh", obj], call.node)
