@@ -1,5 +1,5 @@
 """The ``npuemu`` command line: ``demo``, ``warmup``, ``platforms``, ``cache``, ``build`` (:mod:`npuemu.ops.build_cli`),
-``sweep`` (:mod:`npuemu.sweep.cli`).
+``sweep`` (:mod:`npuemu.sweep.cli`), ``profile`` (:mod:`npuemu.profile_cli`).
 
 Every failure a user can cause (an unknown platform or kernel name, a
 missing optional dependency) ends in one line on stderr and exit status 2,
@@ -119,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     build_cli.add_parser(sub).set_defaults(func=build_cli.run)
     from .sweep import cli as sweep_cli
     sweep_cli.add_parser(sub).set_defaults(func=sweep_cli.run)
+    from . import profile_cli
+    profile_cli.add_parser(sub).set_defaults(func=profile_cli.run)
     args = parser.parse_args(argv)
     from .errors import NpuemuError
     try:
@@ -134,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # optional dependencies a command may need, and how to install them
-_OPTIONAL = {"torch": "torch", "asv": "'npuemu[bench]'", "xdist": "'npuemu[test]'",
+_OPTIONAL = {"torch": "torch", "matplotlib": "'npuemu[plot]'", "asv": "'npuemu[bench]'", "xdist": "'npuemu[test]'",
              "distributed": "'npuemu[scaleout]'", "dask": "'npuemu[scaleout]'"}
 
 

@@ -7,7 +7,9 @@ variables set the defaults: ``NPUEMU_DEBUG=1`` runs kernels as plain Python,
 ``NPUEMU_CHECK=off|default|full`` picks the checking level and
 ``NPUEMU_PLATFORM`` the SoC profile (read when a launch names no platform, see
 :func:`npuemu.platform.default_platform`), ``NPUEMU_TIMEOUT`` a time budget in
-seconds per launch and ``NPUEMU_MAX_STEPS`` a loop-iteration budget per core.
+seconds per launch, ``NPUEMU_MAX_STEPS`` a loop-iteration budget per core and
+``NPUEMU_PROFILE=1`` builds every kernel with the cost model (``profile=True``;
+what ``npuemu profile SCRIPT`` sets).
 """
 from __future__ import annotations
 
@@ -91,14 +93,17 @@ class Options:
         return KernelType.AIC_ONLY if self.matmul_cube_only else KernelType.AIV_ONLY
 
 
+_TRUE = ("1", "true", "yes", "on")
 OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(Options)) | IGNORED_OPTIONS | SYNC_OPTIONS
 
 
 def from_environment(**given: Any) -> Options:
     """Options from the decorator, with environment defaults for what was not given."""
     env: dict[str, Any] = {}
-    if os.environ.get("NPUEMU_DEBUG", "").lower() in ("1", "true", "yes", "on"):
+    if os.environ.get("NPUEMU_DEBUG", "").lower() in _TRUE:
         env["debug"] = True
+    if os.environ.get("NPUEMU_PROFILE", "").lower() in _TRUE:
+        env["profile"] = True
     if os.environ.get("NPUEMU_CHECK"):
         env["check"] = os.environ["NPUEMU_CHECK"].lower()
     for name, var, kind in (("timeout", "NPUEMU_TIMEOUT", float), ("max_steps", "NPUEMU_MAX_STEPS", int)):

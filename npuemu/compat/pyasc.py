@@ -291,7 +291,7 @@ runtime modules resolve to npuemu's emulator.  See docs/pyasc-compat.md.
 """
 
 
-def _print_script_error(exc: BaseException) -> None:
+def print_script_error(exc: BaseException) -> None:
     """Print ``exc`` like ``python SCRIPT`` would, without the runner's frames.
 
     Leading frames of this module and runpy are noise.  An npuemu error's
@@ -336,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SystemExit, KeyboardInterrupt):
         raise
     except BaseException as exc:  # noqa: BLE001 - report the script's own error like `python` does
-        _print_script_error(exc)
+        print_script_error(exc)
         return 1
     return 0
 

@@ -9,5 +9,6 @@ per-pipe figures.  The durations come from the platform profile
 from __future__ import annotations
 
 from .model import MSPROF_NAMES, PIPES, CoreTimes, CostError, Profile
+from .recorder import record_profiles
 
-__all__ = ["MSPROF_NAMES", "PIPES", "CoreTimes", "CostError", "Profile"]
+__all__ = ["MSPROF_NAMES", "PIPES", "CoreTimes", "CostError", "Profile", "record_profiles"]

@@ -163,6 +163,12 @@ class Profile:
         from .trace import write_trace
         return write_trace(self, path)
 
+    def write_chart(self, path: Any, cores: int = 4) -> str:
+        """Draw the pipeline of the ``cores`` slowest cores and the pipes' busy ratios to a PNG (needs
+        matplotlib); returns the path."""
+        from .chart import write_chart
+        return write_chart(self, path, cores)
+
     def __str__(self) -> str:
         return self.summary()
 

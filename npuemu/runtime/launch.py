@@ -108,6 +108,10 @@ class LaunchTimes:
     locs: tuple[Any, ...] = ()
 
 
+# every profiled launch of the process also hands its clocks to these (npuemu.cost.record_profiles)
+TIMES_LISTENERS: list[Callable[[LaunchTimes], None]] = []
+
+
 def launch(binary: KernelBinary, block_dim: int, values: Mapping[str, Any], *, debug: bool = False,
            stream: Stream | None = None, wait: bool = True, timeout: float | None = None,
            max_steps: int | None = None, on_times: Callable[[LaunchTimes], None] | None = None) -> None:
@@ -224,14 +228,16 @@ class _Launch:
                                      [c.label for c in cores], binary.name,
                                      buffers=[ctx.region_name(i) for i in range(len(regions))])
                 warn_unfreed(binary.name, cores, [s[0] for s in states], binary.locs)
-            if binary.profile and self.on_times is not None:
+            if binary.profile and (self.on_times is not None or TIMES_LISTENERS):
                 words = np.stack([s[0][S.COST_ISSUE:S.COST_EVENT] for s in states])
                 charged = tuple(int(s[0][S.TRACE_N]) for s in states)
                 trace = tuple(s[0][S.TRACE:S.TRACE + min(n, S.TRACE_EVENTS) * S.TRACE_WORDS].reshape(-1, S.TRACE_WORDS)
                               .copy() for s, n in zip(states, charged))
-                self.on_times(LaunchTimes(binary.name, binary.platform, tuple(c.label for c in cores),
-                                          tuple(c.core_type for c in cores), words, active, capacity, trace,
-                                          charged, tuple(binary.locs)))
+                times = LaunchTimes(binary.name, binary.platform, tuple(c.label for c in cores),
+                                    tuple(c.core_type for c in cores), words, active, capacity, trace, charged,
+                                    tuple(binary.locs))
+                for listener in ([self.on_times] if self.on_times is not None else []) + TIMES_LISTENERS:
+                    listener(times)
         finally:
             for r in regions:
                 r.finish()
