@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 from .errors import PlatformError
 from .language.enums import Hardware
-from .profiles import A2A3_CUBE_RATES, A2A3_TRANSFER_GIBPS, A2A3_VECTOR_DEFAULT, A2A3_VECTOR_OP_CYCLES
+from .profiles import (A2A3_CUBE_RATES, A2A3_TRANSFER_GIBPS, A2A3_TRANSFER_LATENCY_NS, A2A3_VECTOR_DEFAULT,
+                       A2A3_VECTOR_OP_CYCLES)
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -65,8 +66,10 @@ class Platform:
     system_counter_mhz: float = 50.0            # GetSystemCycle's counter
     # the cost model (docs/cost-model.md): per-direction transfer rates per core (GiB/s), the MAC rate of
     # each cube input class relative to fp16, vector ops' (startup, per-repeat) cycles by dtype class,
+    # the fixed time of one GM transfer by direction (ns),
     # the scalar unit's cycles per issued instruction and per scalar memory access, a launch's fixed cost
     transfer_gibps: tuple[tuple[str, float], ...] = A2A3_TRANSFER_GIBPS
+    transfer_latency_ns: tuple[tuple[str, float], ...] = A2A3_TRANSFER_LATENCY_NS   # fixed time per transfer
     cube_rate_vs_fp16: tuple[tuple[str, float], ...] = A2A3_CUBE_RATES
     vector_op_cycles: tuple[tuple, ...] = A2A3_VECTOR_OP_CYCLES
     vector_default_cycles: tuple[float, float] = A2A3_VECTOR_DEFAULT

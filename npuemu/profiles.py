@@ -85,6 +85,11 @@ SOURCES: dict[str, str] = {
     "scalar-issue": "npuemu's assumption: the scalar unit issues one instruction per cycle in program "
                     "order (Ascend C basic architecture: one in-order issue stream per core); no cycle "
                     "figure is published",
+    "pto-hill": "PTO Tile Lib's fitted bandwidth model for A2/A3 (pto-isa include/pto/costmodel/arch_config.hpp, "
+                "MakeFittedHillModel, an on-device fit: bandwidth(B) = peak x B / (K + B), so a transfer takes "
+                "(K + B) / peak): K / peak is the fixed time of one transfer, GM->UB 30643 B at 247.16 GiB/s "
+                "= 115.5 ns, GM->L1 1107 B at 28.61 GiB/s = 36.0 ns, UB->GM 1755 B at 28.19 GiB/s = 58.0 ns, "
+                "L0C->GM 29104 B at 41.25 GiB/s = 657.1 ns; npuemu adds it to the flat rates of pto-bw",
     "launch-overhead": "a public benchmark write-up on 910C: small kernels carry about 10 us of fixed "
                        "launch overhead (ascend-c.md section 4.3, [3rd-party])",
 }
@@ -97,6 +102,12 @@ A2A3_TRANSFER_GIBPS: tuple[tuple[str, float], ...] = (
     ("l0c_to_gm", 70.0), ("l0c_to_l1", 128.0), ("l1_to_l0a", 441.0), ("l1_to_l0b", 220.5), ("l1_to_bt", 32.0),
     ("l1_to_fb", 32.0),
 )
+
+# the fixed time of one GM transfer, ns, by direction: K / peak of pto-isa's fitted Hill model
+A2A3_TRANSFER_LATENCY_NS: tuple[tuple[str, float], ...] = tuple(
+    (direction, round(k_bytes / (peak_gibps * (1 << 30)) * 1e9, 2)) for direction, k_bytes, peak_gibps in (
+        ("gm_to_ub", 30643.0, 247.16), ("gm_to_l1", 1107.0, 28.61), ("ub_to_gm", 1755.0, 28.19),
+        ("l0c_to_gm", 29104.0, 41.25)))
 
 # MAC rate of each mmad input class relative to fp16 (cube_fp16_macs_per_cycle)
 A2A3_CUBE_RATES: tuple[tuple[str, float], ...] = (("fp16", 1.0), ("fp32", 0.25), ("int8", 2.0))
@@ -158,6 +169,7 @@ def _u(value: Any, source: str) -> Entry:
 # the cost model's entries of every 2201 profile
 _COST_2201: dict[str, Entry] = {
     "transfer_gibps": _u(A2A3_TRANSFER_GIBPS, "pto-bw"),
+    "transfer_latency_ns": _u(A2A3_TRANSFER_LATENCY_NS, "pto-hill"),
     "cube_rate_vs_fp16": _c(A2A3_CUBE_RATES, "cube-2201"),
     "vector_op_cycles": _u(A2A3_VECTOR_OP_CYCLES, "pto-cce"),
     "vector_default_cycles": _u(A2A3_VECTOR_DEFAULT, "pto-default"),

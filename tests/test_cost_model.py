@@ -142,9 +142,9 @@ def _inputs(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             np.zeros(n, np.float32))
 
 
-def _vadd(cores: int, n: int, bufs: int = 2, **options) -> Profile:
+def _vadd(cores: int, n: int, bufs: int = 2, tile: int = TILE, **options) -> Profile:
     x, y, z = _inputs(n)
-    p = vadd_kernel[cores](x, y, z, n, TILE, bufs, profile=True, **options)
+    p = vadd_kernel[cores](x, y, z, n, tile, bufs, profile=True, **options)
     np.testing.assert_array_equal(z, x + y)
     return p
 
@@ -159,6 +159,19 @@ def test_twice_the_bytes_take_twice_the_mte2_time():
     assert big.gm_bytes == 2 * small.gm_bytes == 2 * 3 * 16 * TILE * 4
     # twice the tiles: twice the vector instructions, each of the same repeats
     assert big.aiv_vec_time / small.aiv_vec_time == pytest.approx(2.0, rel=1e-3)
+
+
+def test_small_copies_pay_the_fixed_time_of_each_transfer():
+    """The same bytes in 2 KiB copies or in 32 KiB copies: every transfer costs its latency on top of its
+    bytes (Ascend C: DMA is efficient from about 16 KB per transfer)."""
+    n = 4 * 16 * TILE
+    small, large = _vadd(1, n), _vadd(1, n, tile=16 * TILE)
+    plat = get_platform()
+    latency = dict(plat.transfer_latency_ns)["gm_to_ub"] * plat.clock_mhz / 1000          # cycles
+    copies_in = 2 * (n // TILE) - 2 * (n // (16 * TILE))            # x and y, per tile
+    assert small.busy_cycles("MTE2") - large.busy_cycles("MTE2") == pytest.approx(copies_in * latency, rel=1e-3)
+    assert small.gm_bytes == large.gm_bytes
+    assert small.kernel_cycles > 2 * large.kernel_cycles
 
 
 def test_elementwise_kernel_is_mte2_bound_and_grows_with_the_copy():
@@ -181,8 +194,10 @@ def test_double_buffering_overlaps_copy_and_compute():
 
 
 def test_more_cores_help_until_they_share_the_hbm():
-    n = 40 * 32 * TILE
-    one, eight, forty = _vadd(1, n), _vadd(8, n), _vadd(40, n)
+    # 32 KiB copies: the fixed time of a transfer is small beside its bytes, so the rates decide
+    big_tile = 16 * TILE
+    n = 40 * 4 * big_tile
+    one, eight, forty = (_vadd(c, n, tile=big_tile) for c in (1, 8, 40))
     assert forty.active_cores == 40
     # 8 cores: each core's MTE2 rate, not the HBM, limits; the time falls about 8x
     assert one.kernel_cycles / eight.kernel_cycles > 6.5
@@ -194,8 +209,8 @@ def test_more_cores_help_until_they_share_the_hbm():
     assert (eight.bound, forty.bound) == ("MTE2", "HBM")
     # a chip with twice the HBM bandwidth speeds up the bandwidth-bound launch, not the single core
     wide = Platform.custom("test-cost-wide-hbm", hbm_bandwidth_gbps=2 * get_platform().hbm_bandwidth_gbps)
-    assert _vadd(40, n, platform=wide).kernel_cycles < 0.8 * forty.kernel_cycles
-    assert _vadd(1, n, platform=wide).kernel_cycles == pytest.approx(one.kernel_cycles)
+    assert _vadd(40, n, tile=big_tile, platform=wide).kernel_cycles < 0.8 * forty.kernel_cycles
+    assert _vadd(1, n, tile=big_tile, platform=wide).kernel_cycles == pytest.approx(one.kernel_cycles)
 
 
 # --------------------------------------------------------------------------- compute
@@ -330,12 +345,16 @@ def timed_copy_kernel(x: asc.GlobalAddress, out: asc.GlobalAddress, n: int):
 
 
 def test_get_system_cycle_reads_the_model_clock_when_profiled():
-    """In a profiled binary the system counter is the model's clock: a copy four times as long reads about four
-    times the cycles between two get_system_cycle calls (the 50 MHz counter truncates, fixed costs add a little)."""
+    """In a profiled binary the system counter is the model's clock: between two get_system_cycle calls it
+    reads what a copy of four times the bytes takes more: (latency + 4 b) / (latency + b), b the time of the
+    small copy's bytes at the GM->UB rate (the 50 MHz counter truncates, the barriers add a little)."""
     out = np.zeros(2, np.int64)
     x = np.zeros(32768, np.float32)
     timed_copy_kernel[1](x, out, 8192, profile=True)
     small = int(out[0])
     timed_copy_kernel[1](x, out, 32768, profile=True)
     big = int(out[0])
-    assert small > 0 and 3.5 < big / small < 4.5
+    plat = get_platform()
+    b = 8192 * 4 / (dict(plat.transfer_gibps)["gm_to_ub"] * (1 << 30)) * 1e9            # ns
+    latency = dict(plat.transfer_latency_ns)["gm_to_ub"]
+    assert small > 0 and big / small == pytest.approx((latency + 4 * b) / (latency + b), rel=0.1)

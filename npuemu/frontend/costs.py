@@ -141,7 +141,13 @@ class CostPlan:
         else:
             moved = [a.nbytes for a in acc if a.write] or [a.nbytes for a in acc]
             units = _max([_burst(b) for b in moved])
-        return units, self._cycles_per_byte(direction), 0.0, self.hbm_cycles_per_byte if gm else 0.0, gm_bytes
+        return (units, self._cycles_per_byte(direction), self._latency(direction),
+                self.hbm_cycles_per_byte if gm else 0.0, gm_bytes)
+
+    def _latency(self, direction: str) -> float:
+        """Cycles one transfer in ``direction`` takes beyond its bytes (``transfer_latency_ns``)."""
+        ns = dict(self.platform.transfer_latency_ns).get(direction, 0.0)
+        return ns * self.platform.cube_freq_mhz / 1000.0
 
     def _vector(self, acc: list[_Access], fn: str | None) -> tuple[str, float, float, float, str]:
         width = self.platform.vector_bytes_per_cycle
