@@ -100,3 +100,23 @@ class LayerNorm(_RatioBenchmark):
 
         self.emulate = lambda: ln_mod.layernorm(x, g, b, out=z)
         self.numpy = numpy_layernorm
+
+
+class AddScaling(_RatioBenchmark):
+    """float32 z = x + y against NumPy as the problem grows (64 Ki, 1 Mi, 16 Mi elements) and as the launch
+    uses 1, 8 or 48 vector cores: the fixed cost of a launch shows at small sizes, the cores at large ones
+    (docs/kernels.md, the elementwise tiling)."""
+
+    params = [[1 << 16, 1 << 20, 1 << 24], [1, 8, 48]]
+    param_names = ["elements", "cores"]
+    timeout = 300
+
+    def setup(self, n: int, cores: int) -> None:
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal(n).astype(np.float32)
+        y = rng.standard_normal(n).astype(np.float32)
+        z = np.empty_like(x)
+        zr = np.empty_like(x)
+        add_mod.add(x, y, out=z, core_num=cores)
+        self.emulate = lambda: add_mod.add(x, y, out=z, core_num=cores)
+        self.numpy = lambda: np.add(x, y, out=zr)
