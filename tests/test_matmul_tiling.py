@@ -284,14 +284,16 @@ DIMS = st.one_of(st.integers(1, 4096), st.sampled_from([1, 15, 16, 17, 31, 33, 1
 PLATFORMS = nst.platforms(builtin=True, custom=True)
 
 
-def independent_checks(t, p, a: str, bias: bool, shape, cores: int, l1: int, l0c: int) -> None:
+def independent_checks(t, p, a: str, bias: bool, shape, cores: int, l1: int, l0c: int, a_trans: bool = False,
+                       b_trans: bool = False) -> None:
     """Capacities and coverage recomputed here from §3.6, without the library's checker."""
     m, n, k = shape
     size = SIZE[a]
     assert t.base_m * t.base_k * size * t.db_l0a <= p.l0a_size
     assert t.base_n * t.base_k * size * t.db_l0b <= p.l0b_size
     assert t.base_m * t.base_n * 4 * t.db_l0c <= l0c
-    assert t.base_m % 16 == 0 and t.base_n % 16 == 0 and t.base_k % max(16, 32 // size) == 0
+    k_unit = 32 // size if (not a_trans and b_trans) else 16                  # C0 or 16 (§3.6)
+    assert t.base_m % 16 == 0 and t.base_n % 16 == 0 and t.base_k % k_unit == 0
     assert not bias or t.base_n * 4 <= p.bt_size
     literal_l1 = (t.base_m * t.base_k * t.depth_a1 + t.base_n * t.base_k * t.depth_b1) * size + bias * t.base_n * 4
     assert literal_l1 <= l1
@@ -319,7 +321,8 @@ def test_every_tiling_returned_is_legal_and_covers_c(m, n, k, a, a_trans, b_tran
     assert ret == 0 and mm.last_error is None
     assert check_tcube_tiling(t, platform, DT[a], DT[a], DT[OUT[a]], DT[OUT[a]] if bias else None, a_trans, b_trans,
                               core_num=cores, mdl=True) == []
-    independent_checks(t, platform, a, bias, (m, n, k), cores, platform.l1_size, platform.l0c_size)
+    independent_checks(t, platform, a, bias, (m, n, k), cores, platform.l1_size, platform.l0c_size, a_trans,
+                       b_trans)
 
 
 @profiles.settings(ci=60, thorough=600)
@@ -334,9 +337,11 @@ def test_limited_buffers_give_legal_tilings_or_a_reason(m, n, k, a, bias, l1, l0
     t = asc.adv.TCubeTiling()
     if mm.get_tiling(t) == -1:
         assert mm.last_error
-        smallest = (16 * 16 * 2) * SIZE[a] * max(1, 32 // SIZE[a] // 16)      # one 16 x unit block of A and B
-        assert fix != -1 or l0c < 16 * 16 * 4 or l1 < smallest + bias * 16 * 4 or "L1" in mm.last_error, \
-            mm.last_error
+        if fix == -1:       # refused only if the smallest base block (16 x 16 x baseK's unit) cannot fit
+            unit = max(16, 32 // SIZE[a])
+            assert l0c < 16 * 16 * 4 or l1 < 2 * 16 * unit * SIZE[a] + bias * 16 * 4, mm.last_error
+        else:
+            assert "SetFixSplit" in mm.last_error, mm.last_error
         return
     assert check_tcube_tiling(t, p, a, a, OUT[a], OUT[a] if bias else None, l1_size=l1, l0c_size=l0c,
                               mdl=True, shape=(m, n, k)) == []
