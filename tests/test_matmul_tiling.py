@@ -14,7 +14,7 @@ import runpy
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, event, given
 from hypothesis import strategies as st
 
 import npuemu.asc as asc
@@ -347,6 +347,51 @@ def test_limited_buffers_give_legal_tilings_or_a_reason(m, n, k, a, bias, l1, l0
                               mdl=True, shape=(m, n, k)) == []
     independent_checks(t, p, a, bias, (m, n, k), 1, l1, l0c)
     assert fix == -1 or (t.base_m, t.base_n) == (fix, fix)
+
+
+FREE_OR = lambda *values: st.sampled_from((-1, *values))      # noqa: E731 - -1: not set
+
+
+@profiles.settings(ci=60, thorough=600)
+@given(m=DIMS, n=DIMS, k=DIMS, a=DTYPES, a_trans=st.booleans(), b_trans=st.booleans(), bias=st.booleans(),
+       nz=st.booleans(), c_ub=st.booleans(), first_n=st.booleans(), db=st.tuples(st.booleans(), st.booleans(),
+                                                                                  st.booleans()),
+       split=st.tuples(FREE_OR(32, 128), FREE_OR(64, 512), FREE_OR(32, 256), FREE_OR(16, 64), FREE_OR(16, 64),
+                       FREE_OR(16, 32)),
+       align=FREE_OR(16, 64, 128), platform=PLATFORMS, mdl=st.booleans(), data=st.data())
+def test_options_give_legal_tilings_or_a_reason(m, n, k, a, a_trans, b_trans, bias, nz, c_ub, first_n, db, split,
+                                                align, platform, mdl, data):
+    """Any combination of the setters: 0 and a tiling that follows them and the rules, or -1 and a reason."""
+    if nz:                                      # an NZ B has N in whole fractals and K in whole C0 rows
+        n, k = -(-n // 16) * 16, -(-k // 32) * 32
+    single = (data.draw(st.sampled_from([-1, m, min(m, -(-m // 32) * 16)]), label="single_m"),
+              data.draw(st.sampled_from([-1, n, min(n, -(-n // 64) * 16)]), label="single_n"), -1)
+    mm = make(MultiCoreMatmulTiling, platform, a, a_trans=a_trans, b_trans=b_trans, bias=bias, shape=(m, n, k))
+    fmt = CubeFormat.NZ if nz else ND
+    assert mm.set_b_type(GM, fmt, DT[a], b_trans) == 0
+    assert mm.set_c_type(TPosition.VECCALC if c_ub else GM, ND, DT["float32" if a != "int8" else "int32"]) == 0
+    assert mm.set_traverse(MatrixTraverse.FIRSTN if first_n else MatrixTraverse.FIRSTM) == 0
+    assert mm.set_double_buffer(*db, False) == 0
+    assert mm.set_split_range(*split) == 0 and mm.set_single_shape(*single) == 0
+    assert mm.set_align_split(align, align, -1) == 0
+    mm.set_matmul_config_params(1 if mdl else 0)
+    t = asc.adv.TCubeTiling()
+    ret = mm.get_tiling(t)
+    event("refused: " + mm.last_error[:40] if ret == -1 else "tiled")
+    if ret == -1:
+        assert mm.last_error and t.used_core_num == 0
+        return
+    c = "float32" if a != "int8" else "int32"
+    assert check_tcube_tiling(t, platform, a, a, c, OUT[a] if bias else None, a_trans, b_trans,
+                              core_num=platform.aic_count, b_format=fmt, mdl=mdl,
+                              c_in_ub=c_ub) == []
+    assert t.iterate_order == int(first_n)
+    assert single[0] == -1 or t.single_core_m == single[0]
+    assert single[1] == -1 or t.single_core_n == single[1]
+    assert split[0] == -1 or t.base_m <= max(16, split[0])
+    assert split[1] == -1 or t.base_n <= max(16, split[1])
+    assert (db[0] or t.depth_a1 == t.step_m * t.step_k_a) and (db[1] or t.depth_b1 == t.step_n * t.step_k_b)
+    assert db[2] or t.db_l0c == 1
 
 
 @profiles.settings(ci=40, thorough=400)

@@ -36,7 +36,7 @@ from ..platform import Platform, default_platform
 from .matmul_tiling_algo import TilingRequest, compute_tiling
 from .matmul_tiling_check import check_tcube_tiling
 from .matmul_tiling_enums import (UB_POSITIONS, CubeFormat, DataType, DequantType, MatrixMadType, MatrixTraverse,
-                                  ScheduleType, TPosition, element_kind)
+                                  ScheduleType, TPosition, c0, element_kind)
 from .platform_api import PlatformAscendC, PlatformAscendCManager
 
 log = logging.getLogger("npuemu.host")
@@ -165,7 +165,11 @@ class MatmulApiTilingBase:
         return self._set_type(self.bias, "set_bias_type", pos, type, data_type)
 
     def set_dequant_type(self, dequant_type: DequantType) -> int:
-        self.dequant_type = DequantType(int(dequant_type))
+        """SCALAR or TENSOR dequantisation of an int32 result (recorded)."""
+        try:
+            self.dequant_type = DequantType(int(dequant_type))
+        except (TypeError, ValueError):
+            return self._refuse(f"set_dequant_type: {dequant_type!r} is not a DequantType")
         return self._ok()
 
     def set_shape(self, m: int, n: int, k: int) -> int:
@@ -351,9 +355,11 @@ class MatmulApiTilingBase:
             raise TilingError(f"A ({self.a.dtype.name}) and B ({self.b.dtype.name}) must have the same type")
         if self.mad_type == MatrixMadType.HF32 and a != "float32":
             raise TilingError("set_mad_type(HF32) needs float32 A and B")
-        for name, mt, rows in (("A", self.a, shape[0]), ("B", self.b, shape[1])):
-            if mt.format == CubeFormat.NZ and rows % 16:
-                raise TilingError(f"{name} is NZ: {'M' if name == 'A' else 'N'} = {rows} must be a multiple of 16")
+        for name, mt, rows, k_org in (("A", self.a, shape[0], org[2]), ("B", self.b, shape[1], org[3])):
+            unit = c0(kinds[name])
+            if mt.format == CubeFormat.NZ and (rows % 16 or k_org % unit or shape[2] % unit):
+                raise TilingError(f"{name} is NZ: {'M' if name == 'A' else 'N'} ({rows}) must be a multiple of 16 "
+                                  f"and K ({shape[2]}, original {k_org}) of C0 = {unit}")
         p = self.platform
         space = [v if v >= 0 else cap for v, cap in zip(self.buffer_space,
                                                          (p.l1_size, p.l0c_size, p.ub_size, p.bt_size))]

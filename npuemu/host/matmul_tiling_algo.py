@@ -110,6 +110,13 @@ def core_split(req: TilingRequest) -> Triple:
                 out.append(s)
         return out
 
+    for name, v, total in (("singleCoreM", req.fixed_single[0], m), ("singleCoreN", req.fixed_single[1], n),
+                           ("singleCoreK", req.fixed_single[2], k)):
+        if not _free(v) and v > total:
+            raise TilingError(f"SetSingleShape: {name} {v} > {name[-1]} = {total}")
+    if not req.split_k and not _free(req.fixed_single[2]) and req.fixed_single[2] != k:
+        raise TilingError(f"SetSingleShape: singleCoreK {req.fixed_single[2]} != K = {k}; K is split over cores "
+                          f"only with EnableMultiCoreSplitK")
     best: tuple | None = None
     for sm in sizes(m, am, req.fixed_single[0], min_m, max_m, req.cores):
         m_blocks = _cdiv(m, sm)
