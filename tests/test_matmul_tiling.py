@@ -422,6 +422,31 @@ def test_more_cores_never_give_more_work_per_core(m, n, k, cores):
     assert work(cores + 1) <= work(cores)
 
 
+MUTATIONS = {
+    # rule the checker must name: how to break a legal tiling
+    "alignment": lambda t: setattr(t, "base_m", t.base_m + 8),
+    "depth": lambda t: setattr(t, "depth_a1", t.depth_a1 + 1),
+    "cores": lambda t: setattr(t, "used_core_num", t.used_core_num + 1),
+    "shape": lambda t: setattr(t, "single_core_m", t.m + 1),
+    "L0C": lambda t: setattr(t, "db_l0c", 2) if 2 * t.base_m * t.base_n * 4 > 128 * 1024
+    else setattr(t, "base_n", 1024 * 1024),
+    "fields": lambda t: setattr(t, "step_k_b", 0),
+}
+
+
+@profiles.settings(ci=40, thorough=400)
+@given(m=DIMS, n=DIMS, k=DIMS, a=DTYPES, cores=st.integers(1, 24), rule=st.sampled_from(sorted(MUTATIONS)))
+def test_the_checker_catches_a_broken_tiling(m, n, k, a, cores, rule):
+    """A legal tiling with one rule broken on purpose is reported under that rule's name."""
+    mm = make(MultiCoreMatmulTiling, "Ascend910B1", a, shape=(m, n, k))
+    mm.set_dim(cores)
+    t = asc.adv.TCubeTiling()
+    assert mm.get_tiling(t) == 0
+    MUTATIONS[rule](t)
+    bad = check_tcube_tiling(t, "Ascend910B1", a, a, OUT[a], core_num=cores)
+    assert any(p.startswith(rule) for p in bad), (rule, bad)
+
+
 # ------------------------------------------------------------------------------------------ pyasc
 
 
@@ -443,6 +468,7 @@ def test_pyasc_script_flow_through_the_served_module():
         mm.set_traverse(host.MatrixTraverse.FIRSTM)
         mm.set_buffer_space(-1, -1, -1)
         tiling = pasc.adv.TCubeTiling()
+        assert host.TCubeTiling is pasc.adv.TCubeTiling          # pyasc's docstrings spell it host.TCubeTiling
         assert mm.get_tiling(tiling) == 0
         assert mm.platform.name == "Ascend910B3" and 1 <= tiling.used_core_num <= 16
         assert check_tcube_tiling(tiling, "Ascend910B3", "int8", "int8", "float16", c_in_ub=True,
@@ -478,6 +504,9 @@ def test_every_pyasc_host_name_resolves_in_the_served_module():
                     missing.append(entry)
             elif attr and not hasattr(owner, attr):
                 missing.append(entry)
+        import asc.lib.host.wrappers as wrappers               # where pyasc defines them
+        missing += [n for n in HOST_NAMES if "." not in n and n not in INTERNAL | {"get_ascendc_platform"}
+                    and getattr(wrappers, n, None) is not getattr(host, n)]
     assert not missing, f"pyasc asc.lib.host names missing: {missing}"
 
 

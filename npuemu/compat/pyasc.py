@@ -129,7 +129,9 @@ def _contents(kind: str) -> dict[str, Any]:
         return dict(_rt.RUNTIME_NAMES)
     if kind == HOST:
         from ..host.matmul_tiling import HOST_NAMES
-        return dict(HOST_NAMES)
+        from ..language.adv_tiling import TCubeTiling
+        # pyasc's own docstrings build the struct as host.TCubeTiling(); it is asc.adv.TCubeTiling
+        return {**HOST_NAMES, "TCubeTiling": TCubeTiling}
     return {}
 
 
