@@ -94,6 +94,24 @@ def test_1024_cube_fp16_on_910b1_with_24_cores():
     assert mm.get_core_num() == 24 and mm.get_single_shape() == (176, 256, 1024)
 
 
+def test_int8_with_b_transposed_on_8_cores():
+    """M=N=K=512 int8 -> int32, B transposed, set_dim(8).
+
+    Splits (1, 8), (2, 4), (4, 2), (8, 1) give 32768 elements per core; (2, 4) and (4, 2) load 384 rows;
+    (4, 2) is wider: 128 x 256, 4 * 2 = 8 cores.  baseK's unit is C0(int8) = 32 (A not transposed, B
+    transposed); baseK = 128 bytes = 128 elements: L0A 128*128*2 = 32 KiB, L0B 256*128*2 = 64 KiB.  K has
+    4 blocks; a K step double buffered takes 2*(128*128 + 256*128) = 96 KiB, 4 steps = 384 KiB fit: the
+    whole K is staged, but 128/128 and 256/256 leave no more M or N blocks: stepM = stepN = 1, depth 8.
+    """
+    mm = make(MultiCoreMatmulTiling, "Ascend910B1", "int8", b_trans=True, shape=(512, 512, 512))
+    mm.set_dim(8)
+    t = asc.adv.TCubeTiling()
+    assert mm.get_tiling(t) == 0
+    got = tuple(getattr(t, f) for f in ("used_core_num", "single_core_m", "single_core_n", "base_m", "base_n",
+                                        "base_k", "step_k_a", "step_m", "step_n", "depth_a1", "depth_b1"))
+    assert got == (8, 128, 256, 128, 256, 128, 4, 1, 1, 8, 8)
+
+
 def test_fp32_single_core():
     """fp32 512^3 on one core: baseK = 128 bytes / 4 = 32 (unit 16); L0B 256*32*4*2 = 64 KiB fits.
 
