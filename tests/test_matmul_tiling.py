@@ -295,6 +295,15 @@ def test_checker_applies_the_mdl_rules_and_transposed_l1_sizes():
     assert any(p.startswith("L1") for p in check_tcube_tiling(t, small, "int8", "int8", "int32", a_trans=True))
 
 
+def test_the_testing_toolkit_judges_host_tilings():
+    """npuemu.testing.check_cube_tiling takes an asc.adv.TCubeTiling and uses this library's checker."""
+    from npuemu.testing import check_cube_tiling
+    types = dict(a_dtype="float16", b_dtype="float16", c_dtype="float32")
+    assert check_cube_tiling(legal_default(), get_platform("Ascend910B1"), **types) == []
+    found = check_cube_tiling(legal_default(depth_a1=5), get_platform("Ascend910B1"), **types)
+    assert [v.invariant for v in found] == ["TCubeTiling legality"] and "depth" in found[0].detail
+
+
 # ------------------------------------------------------------------------------------------ properties
 
 DTYPES = st.sampled_from(["float16", "bfloat16", "float32", "int8"])
