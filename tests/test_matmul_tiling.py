@@ -74,9 +74,10 @@ def test_enums_have_canns_values():
 def test_1024_cube_fp16_on_910b1_with_24_cores():
     """M=N=K=1024 fp16 -> fp32, set_dim(24), Ascend910B1 (L1 512 KiB, L0A/B 64 KiB, L0C 128 KiB).
 
-    Core split: (mDim, nDim) = (3, 8), (4, 6), (6, 4), (8, 3) all give blocks of 45056 elements (the least);
-    (4, 6) and (6, 4) load the least (176 + 256 = 432 rows); (6, 4) has the wider block: singleCoreM =
-    ceil(1024/6) -> 176 (16-aligned), singleCoreN = 256, ceil(1024/176) * 4 = 6 * 4 = 24 cores.
+    Core split (roofline: max(MACs / 4096, bytes read / 32) cycles): every split is GM-bound here; (4, 6)
+    and (6, 4) read the least, 176 + 256 = 432 rows: 432*1024*2/32 = 27648 cycles ((3, 8): 30720, (4, 4):
+    32768); work and cores tie, (6, 4) has the wider block: singleCoreM = ceil(1024/6) -> 176 (16-aligned),
+    singleCoreN = 256, ceil(1024/176) * 4 = 6 * 4 = 24 cores.
     Base: (128, 256, 128 bytes / 2 = 64): L0A 128*64*2*2 = 32 KiB, L0B 256*64*2*2 = 64 KiB, L0C 128*256*4 =
     128 KiB, all fit.  Steps: K has 1024/64 = 16 blocks; one step of K double buffered takes
     2*(128*64 + 64*256)*2 = 96 KiB of L1, so stepK <= 5, the largest divisor of 16 is 4: depth 2*1*4 = 8.
@@ -94,11 +95,22 @@ def test_1024_cube_fp16_on_910b1_with_24_cores():
     assert mm.get_core_num() == 24 and mm.get_single_shape() == (176, 256, 1024)
 
 
+def test_the_split_balances_the_cube_and_gm_traffic():
+    """M=333, N=777, K=5000 fp16 on 24 cores.  The least work per core would be 21 blocks of 16 x 777
+    (12432 elements) reading 793 rows; the roofline picks (3, 7): 112 x 112 blocks (333/3 = 111 -> 112,
+    777/7 = 111 -> 112), 224 rows: 224*5000*2/32 = 70000 cycles against (4, 6)'s 96 + 144 = 240 rows."""
+    mm = make(MultiCoreMatmulTiling, "Ascend910B1", shape=(333, 777, 5000))
+    mm.set_dim(24)
+    t = asc.adv.TCubeTiling()
+    assert mm.get_tiling(t) == 0
+    assert (t.single_core_m, t.single_core_n, t.used_core_num) == (112, 112, 21)
+
+
 def test_int8_with_b_transposed_on_8_cores():
     """M=N=K=512 int8 -> int32, B transposed, set_dim(8).
 
-    Splits (1, 8), (2, 4), (4, 2), (8, 1) give 32768 elements per core; (2, 4) and (4, 2) load 384 rows;
-    (4, 2) is wider: 128 x 256, 4 * 2 = 8 cores.  baseK's unit is C0(int8) = 32 (A not transposed, B
+    Roofline (8192 int8 MACs and 32 bytes per cycle): (2, 4) and (4, 2) read 384 rows: 384*512/32 = 6144
+    cycles (compute 2048); (2, 3) reads 432, (2, 2) 512, (1, 8) 576.  (4, 2) is wider: 128 x 256, 8 cores.  baseK's unit is C0(int8) = 32 (A not transposed, B
     transposed); baseK = 128 bytes = 128 elements: L0A 128*128*2 = 32 KiB, L0B 256*128*2 = 64 KiB.  K has
     4 blocks; a K step double buffered takes 2*(128*128 + 256*128) = 96 KiB, 4 steps = 384 KiB fit: the
     whole K is staged, but 128/128 and 256/256 leave no more M or N blocks: stepM = stepN = 1, depth 8.
@@ -175,9 +187,10 @@ def test_options_reach_the_tiling():
 
 
 def test_split_k_splits_k_over_cores():
-    """M=N=128, K=8192, 16 cores.  Without split-K: 4 x 4 blocks of 32 x 32 (1024 elements each, the least).
-    With split-K, (mDim, nDim, kDim) = (4, 4, 1), (2, 2, 4) and (1, 1, 16) all give 8M multiply-adds per core;
-    (1, 1, 16) loads the least (512 * (128 + 128) elements against 2048 * 128 and 8192 * 64): K/16 = 512 each."""
+    """M=N=128, K=8192, 16 cores (roofline: max(MACs / 4096, bytes read / 32) cycles).  Without split-K:
+    4 x 4 blocks of 32 x 32 read 8192 * 64 * 2 / 32 = 32768 cycles, the least ((2, 8): 40960, (2, 2):
+    65536).  With split-K, (1, 1, 16) reads 512 * 256 * 2 / 32 = 8192 cycles against (2, 2, 4)'s 16384 and
+    (4, 4, 1)'s 32768 (each computes 2048): K/16 = 512 per core."""
     mm = make(MultiCoreMatmulTiling, "Ascend910B1", shape=(128, 128, 8192))
     mm.set_dim(16)
     t = asc.adv.TCubeTiling()
@@ -365,8 +378,11 @@ def test_limited_buffers_give_legal_tilings_or_a_reason(m, n, k, a, bias, l1, l0
     if mm.get_tiling(t) == -1:
         assert mm.last_error
         if fix == -1:       # refused only if the smallest base block (16 x 16 x baseK's unit) cannot fit
-            unit = max(16, 32 // SIZE[a])
-            assert l0c < 16 * 16 * 4 or l1 < 2 * 16 * unit * SIZE[a] + bias * 16 * 4, mm.last_error
+            c0 = 32 // SIZE[a]
+            unit = max(16, c0)
+            # A: 16 rows of M by unit of K; B: unit rows of K by 16 columns of N padded to C0 (int8: 32)
+            smallest = (16 * unit + unit * max(16, c0)) * SIZE[a] + bias * 16 * 4
+            assert l0c < 16 * 16 * 4 or l1 < smallest, mm.last_error
         else:
             assert "SetFixSplit" in mm.last_error, mm.last_error
         return
@@ -436,17 +452,20 @@ def test_split_k_tilings_cover_m_n_and_k(m, n, k, a, cores):
 
 
 @profiles.settings(ci=30, thorough=300)
-@given(m=DIMS, n=DIMS, k=DIMS, cores=st.integers(1, 24))
-def test_more_cores_never_give_more_work_per_core(m, n, k, cores):
-    """The split minimises the work of the busiest core: allowing one more core cannot increase it."""
-    def work(dim: int) -> int:
-        mm = make(MultiCoreMatmulTiling, "Ascend910B1", shape=(m, n, k))
+@given(m=DIMS, n=DIMS, k=DIMS, a=DTYPES, cores=st.integers(1, 23))
+def test_more_cores_never_make_the_busiest_core_slower(m, n, k, a, cores):
+    """The split minimises the busiest core's estimated cycles (docs/matmul-tiling.md: on Ascend910B1,
+    max(MACs / (4096 x the type's rate), bytes of A and B read / 32)); one more core can only lower it."""
+    rate = {"float16": 1, "bfloat16": 1, "float32": 0.25, "int8": 2}[a]
+
+    def cycles(dim: int) -> float:
+        mm = make(MultiCoreMatmulTiling, "Ascend910B1", a, shape=(m, n, k))
         mm.set_dim(dim)
         t = asc.adv.TCubeTiling()
         assert mm.get_tiling(t) == 0
-        return t.single_core_m * t.single_core_n
-    assume(cores < 24)
-    assert work(cores + 1) <= work(cores)
+        sm, sn, sk = t.single_core_m, t.single_core_n, t.single_core_k
+        return max(sm * sn * sk / (4096 * rate), sk * (sm + sn) * SIZE[a] / 32)
+    assert cycles(cores + 1) <= cycles(cores)
 
 
 MUTATIONS = {

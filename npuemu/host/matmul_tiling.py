@@ -74,6 +74,14 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
+def _macs_per_cycle(p: Platform, kind: str) -> float:
+    """Cube multiply-adds per cycle for inputs of ``kind`` (int4 assumed twice int8's rate)."""
+    rates = dict(p.cube_rate_vs_fp16)
+    rate = {"float16": rates.get("fp16", 1.0), "bfloat16": rates.get("fp16", 1.0), "float32": rates.get("fp32", 0.25),
+            "int8": rates.get("int8", 2.0), "int4": 2 * rates.get("int8", 2.0)}[kind]
+    return max(p.cube_fp16_macs_per_cycle * rate, 1.0)
+
+
 class _MatType:
     """Position, format, data type and transpose of one of A, B, C, bias (CANN's ``MatTilingType``)."""
 
@@ -371,7 +379,8 @@ class MatmulApiTilingBase:
             split_k=self._split_k(), fixed_single=self._fixed_single(), single_range=self._single_range(),
             align_split=self._align_split(), fixed_base=self.fixed_base, base_range=self.base_range,
             db_l1_a=self.double_buffer[0], db_l1_b=self.double_buffer[1], db_l0c=self.double_buffer[2],
-            org_k=(org[2], org[3]), multi_core=self._multi_core)
+            org_k=(org[2], org[3]), multi_core=self._multi_core, macs_per_cycle=_macs_per_cycle(p, a),
+            gm_bytes_per_cycle=float(max(p.ddr_rate, 1)))
 
     def _split_k(self) -> bool:
         return False

@@ -75,6 +75,8 @@ class TilingRequest:
     db_l0c: bool = False
     org_k: tuple[int, int] | None = None                    # (Ka, Kb) of the original shape
     multi_core: bool = True                                 # False: the whole shape on one core
+    macs_per_cycle: float = 4096.0                          # cube multiply-adds per cycle for A's type
+    gm_bytes_per_cycle: float = 32.0                        # GM read rate of one core
 
     @property
     def k_unit(self) -> int:
@@ -87,10 +89,12 @@ def core_split(req: TilingRequest) -> Triple:
 
     Every split of M into ``mDim`` parts, N into ``nDim`` and (split-K) K into
     ``kDim`` with ``mDim*nDim*kDim <= cores`` is tried, each part rounded up
-    to the alignment (16 for M and N, baseK's unit for K, or SetAlignSplit's);
-    the split with the least work per core wins, then the least data loaded
-    per core (``singleK * (singleM + singleN)``), then fewer cores, then the
-    wider block of C (larger singleN: longer contiguous rows of C and B).
+    to the alignment (16 for M and N, baseK's unit for K, or SetAlignSplit's).
+    The split whose busiest core finishes first wins, by a roofline estimate
+    of its cycles: ``max(singleM*singleN*singleK / macs_per_cycle,
+    singleK*(singleM+singleN)*sizeof(A) / gm_bytes_per_cycle)`` (A and B read
+    from GM once); ties go to the least work per core, then fewer cores, then
+    the wider block of C (larger singleN: longer contiguous rows of C and B).
     """
     m, n, k = req.shape
     if not req.multi_core:
@@ -132,7 +136,9 @@ def core_split(req: TilingRequest) -> Triple:
                 used = mn_blocks * (_cdiv(k, sk) if req.split_k else 1)
                 if used > req.cores:
                     continue
-                key = (sm * sn * sk, sk * (sm + sn), used, -sn, -sm)
+                cycles = max(sm * sn * sk / req.macs_per_cycle,
+                             sk * (sm + sn) * ELEMENT_BYTES[req.a] / req.gm_bytes_per_cycle)
+                key = (cycles, sm * sn * sk, used, -sn, -sm)
                 if best is None or key < best[0]:
                     best = (key, (sm, sn, sk))
     if best is None:
