@@ -46,8 +46,9 @@ __all__ = ["install", "Installation", "run_path", "run_module", "main", "PyascCo
 # Module kinds.  KERNEL modules hold the kernel language (npuemu.asc): pyasc's
 # language packages all feed its flat ``asc`` namespace, so each of them
 # resolves names there.  PACKAGE modules only lead to their submodules.
-KERNEL, DTYPE, STRUCT, JIT, CONFIG, RUNTIME, STATE, PACKAGE, ADV = (
-    "kernel", "dtype", "struct", "jit", "config", "runtime", "state", "package", "adv")
+# HOST modules hold CANN's host matmul tiling library (npuemu.host.matmul_tiling).
+KERNEL, DTYPE, STRUCT, JIT, CONFIG, RUNTIME, STATE, PACKAGE, ADV, HOST = (
+    "kernel", "dtype", "struct", "jit", "config", "runtime", "state", "package", "adv", "host")
 
 MODULES: dict[str, str] = {
     "asc": KERNEL,
@@ -66,7 +67,8 @@ MODULES: dict[str, str] = {
     "asc.lib": PACKAGE,
     "asc.lib.runtime": RUNTIME,
     "asc.lib.runtime.state": STATE,
-    "asc.lib.host": PACKAGE,
+    "asc.lib.host": HOST,
+    "asc.lib.host.wrappers": HOST,
     "asc.lib.profiling": PACKAGE,
 }
 
@@ -125,6 +127,11 @@ def _contents(kind: str) -> dict[str, Any]:
         return dict(_rt.CONFIG_NAMES)
     if kind == RUNTIME:
         return dict(_rt.RUNTIME_NAMES)
+    if kind == HOST:
+        from ..host.matmul_tiling import HOST_NAMES
+        from ..language.adv_tiling import TCubeTiling
+        # pyasc's own docstrings build the struct as host.TCubeTiling(); it is asc.adv.TCubeTiling
+        return {**HOST_NAMES, "TCubeTiling": TCubeTiling}
     return {}
 
 

@@ -141,3 +141,21 @@ class PlatformAscendC:
                       slice_num, blocks, aic_num)
             return 0
         return blocks
+
+
+class PlatformAscendCManager:
+    """CANN's ``platform_ascendc::PlatformAscendCManager``: the platform of a SoC without a tiling context.
+
+    ``get_instance()`` answers for the platform launches run on when they name
+    none (``npuemu.platform.default_platform``: pyasc's ``config.set_platform``
+    under ``npuemu.compat.pyasc``); ``get_instance("Ascend910B3")`` for a named
+    profile, custom ones included.  pyasc's host tiling classes take the result.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        raise UsageError("PlatformAscendCManager is not constructed: call PlatformAscendCManager.get_instance()")
+
+    @staticmethod
+    def get_instance(soc_version: str | Platform | None = None) -> PlatformAscendC:
+        """A :class:`PlatformAscendC` for ``soc_version`` (a profile name; None: the default platform)."""
+        return PlatformAscendC(getattr(soc_version, "value", soc_version))

@@ -20,8 +20,13 @@ def check_cube_tiling(tiling: Any, platform: Any, *, check: Callable[..., Any] |
     cube cores and equal ``ceil(M/singleCoreM) * ceil(N/singleCoreN)``
     (reported as ``matmul coverage``, whichever check finds it).  ``options``
     go to the legality check (``cfg=MatmulConfig(...)``: dtypes, transposes,
-    formats, split-K).
+    formats, split-K).  An ``asc.adv.TCubeTiling`` (snake_case fields, from
+    ``asc.lib.host``) is judged by ``npuemu.host.matmul_tiling_check``; its
+    options are ``a_dtype=, b_dtype=, c_dtype=`` and the rest of that
+    checker's keywords.
     """
+    if check is None and hasattr(tiling, "used_core_num"):
+        check = _host_checker()             # an asc.adv.TCubeTiling (snake_case): the host library's checker
     problems = _legality_problems(tiling, platform, check, options)
     out = [Violation("TCubeTiling legality", p) for p in problems if not p.startswith("usedCoreNum")]
     used = _get(tiling, "usedCoreNum", "used_core_num")
@@ -70,6 +75,12 @@ def _legality_problems(tiling: Any, platform: Any, check: Callable[..., Any] | N
     if isinstance(found, str):
         return [found]
     return [str(p) for p in found]
+
+
+def _host_checker() -> Callable[..., Any]:
+    """``npuemu.host.matmul_tiling_check.check_tcube_tiling``: options ``a_dtype=, b_dtype=, c_dtype=``, ..."""
+    from ..host.matmul_tiling_check import check_tcube_tiling
+    return check_tcube_tiling
 
 
 def _framework_checker() -> Callable[..., Any]:
