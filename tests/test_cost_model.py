@@ -243,6 +243,9 @@ def test_a_scalar_loop_is_much_slower_than_the_vector_unit():
     sca = scalar_add_kernel[1](x, y, z, n, profile=True, check="full")
     np.testing.assert_array_equal(z, x + y)
     assert sca.bound == "S" and vec.bound == "MTE2"
+    # one core: the vector unit's share of the peak is its busy share of the core's time; no cube ran
+    assert vec.vector_utilisation == pytest.approx(vec.cores[0].busy["V"] / vec.kernel_cycles)
+    assert 0 < vec.vector_utilisation < 0.5 and sca.vector_utilisation == vec.cube_utilisation == 0
     assert sca.kernel_cycles > 10 * vec.kernel_cycles
     assert sca.cores[0].count["S"] == 3 * n                  # two loads and a store per element
     # the wait_flags hold each stage until the one before has finished: the stages add up

@@ -126,6 +126,26 @@ class Profile:
         peak = float(self.platform.hbm_bandwidth_gbps) * 1e9 * seconds
         return self.gm_bytes / peak if peak > 0 else 0.0
 
+    def unit_utilisation(self, pipe: str) -> float:
+        """Busy cycles of ``pipe`` summed over the cores that have it, over what those cores could have given
+        it in the cores' time (0..1).  The model runs a unit at its peak rate for the operand dtype whenever it
+        is busy, so for ``"M"`` and ``"V"`` this is the utilisation of the cube and vector peak."""
+        kind = "aic" if _pipe(pipe) in ("M", "MTE1", "FIX") else "aiv"
+        cores = [c for c in self.cores if c.kind == kind] or list(self.cores)
+        if not cores or self.kernel_cycles <= 0:
+            return 0.0
+        return sum(c.busy[_pipe(pipe)] for c in cores) / (len(cores) * self.kernel_cycles)
+
+    @property
+    def cube_utilisation(self) -> float:
+        """The cube units' busy share of the cores' time (0..1; see :meth:`unit_utilisation`)."""
+        return self.unit_utilisation("M")
+
+    @property
+    def vector_utilisation(self) -> float:
+        """The vector units' busy share of the cores' time (0..1; see :meth:`unit_utilisation`)."""
+        return self.unit_utilisation("V")
+
     @property
     def metrics(self) -> dict[str, float]:
         """msprof's per-task metrics: ``aiv_time`` (us), ``aiv_total_cycles``, ``aiv_vec_time`` (us, the mean

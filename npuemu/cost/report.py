@@ -20,7 +20,8 @@ def summary(p: "Profile") -> str:
         f"kernel {p.kernel} on {p.platform.name}: {len(p.cores)} cores ({p.active_cores} at once), {bound}",
         f"  task {p.task_us:10.2f} us = cores {p.kernel_us:.2f} us + launch {p.overhead_cycles / p.clock_mhz:.2f} us"
         f"  ({p.task_cycles:.0f} cycles at {p.clock_mhz:g} MHz)",
-        f"  GM traffic {p.gm_bytes} B, HBM utilisation {100 * p.hbm_utilisation:.1f} %",
+        f"  GM traffic {p.gm_bytes} B, HBM utilisation {100 * p.hbm_utilisation:.1f} %, "
+        f"cube {100 * p.cube_utilisation:.1f} %, vector {100 * p.vector_utilisation:.1f} % of peak",
         f"  {'metric':<22}{'time (us)':>12}{'ratio':>9}{'instr/core':>12}",
     ]
     m = p.metrics
