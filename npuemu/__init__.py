@@ -13,7 +13,8 @@ from .errors import (AlignmentError, AtomicError, BoundsError, CacheError, Capac
                      DeadlockError, DivisionByZeroError, KernelCompileError, KernelFault, KernelTimeoutError,
                      KernelTypeError, LaunchError, LocalMemoryWatchError, NullPointerError, TrapError,
                      NpuemuError, OverlapError, ParamRangeError, PlatformError, PositionError, QueueError,
-                     NumbaVersionError, RaceError, RedundantSyncWarning, SourceLoc, SyncError, UnfreedTensorWarning,
+                     NumbaVersionError, PartialCopyWarning, RaceError, RedundantSyncWarning, SourceLoc, SyncError,
+                     UnfreedTensorWarning,
                      UninitializedReadError, UnknownAPIError,
                      UnsupportedSyntaxError)
 from .arrays import GMBuffer, gm_buffer
@@ -51,7 +52,7 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "__version__", "gm_buffer", "GMBuffer", "SourceLoc", "KernelBinary", "load_binary", "launch", "Stream",
     "NpuemuError", "LaunchError", "PlatformError", "CacheError", "NumbaVersionError", "UnfreedTensorWarning",
-    "RedundantSyncWarning",
+    "RedundantSyncWarning", "PartialCopyWarning",
     "KernelCompileError", "UnsupportedSyntaxError", "KernelTypeError", "UnknownAPIError",
     "KernelFault", "BoundsError", "AlignmentError", "CapacityError", "QueueError", "ParamRangeError",
     "PositionError", "SyncError", "OverlapError", "DivisionByZeroError", "DeadlockError", "RaceError",

@@ -27,6 +27,10 @@ class UnfreedTensorWarning(UserWarning):
     """A queue buffer was still taken when a kernel ended (check level ``full``): a missing ``free_tensor``."""
 
 
+class PartialCopyWarning(UserWarning):
+    """A count-form ``data_copy`` moved a byte count that is not whole 32-byte blocks: the tail was dropped."""
+
+
 class RedundantSyncWarning(UserWarning):
     """``verify_sync=True``: a ``wait_flag`` or ``pipe_barrier(PIPE_ALL)`` that orders nothing a later access needs."""
 

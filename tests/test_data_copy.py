@@ -5,9 +5,12 @@ error cases reuse the same compiled code with broken values.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
+import npuemu
 import npuemu.asc as asc
 from npuemu import errors
 from npuemu.isa import datamove, state
@@ -286,3 +289,42 @@ def test_compile_time_errors():
         pad_dtype[1](x)
     with pytest.raises(errors.KernelTypeError, match="pos must be TPosition.MAX, VECIN or VECOUT"):
         pad_pos[1](x)
+
+
+# ---------------------------------------------------------------------------- count form: partial blocks
+
+
+@asc.jit
+def count_copy_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int):
+    xg = asc.GlobalTensor()
+    zg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    zg.set_global_buffer(z, 64)
+    t = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 64)
+    asc.data_copy(t, xg, n)
+    asc.set_flag(asc.HardEvent.MTE2_MTE3, 0)
+    asc.wait_flag(asc.HardEvent.MTE2_MTE3, 0)
+    asc.data_copy(zg, t, n)
+
+
+def test_a_count_that_is_not_whole_blocks_drops_the_tail_and_warns():
+    """The hardware moves whole 32-byte blocks: 10 floats copy 8 (the last 8 bytes stay behind), 4 floats copy
+    nothing.  The launch warns, naming each core's first such copy, the bytes it dropped and how many there
+    were (here the load and the store); whole blocks do not warn."""
+    x = np.arange(1, 65, dtype=np.float32)
+    for n, copied, dropped in ((10, 8, 8), (4, 0, 16)):
+        z = np.zeros(64, np.float32)
+        with pytest.warns(npuemu.PartialCopyWarning) as got:
+            count_copy_kernel[2](x, z, n)
+        np.testing.assert_array_equal(z[:copied], x[:copied])
+        assert not z[copied:].any()
+        assert len(got) == 1
+        text = str(got[0].message)
+        assert "test_data_copy.py:" in text and "`asc.data_copy(t, xg, n)`" in text          # the first, the load
+        assert f"the last {dropped} bytes were not copied (2 such copies on AIV 0)" in text
+        assert "kernel 'count_copy_kernel', 2 cores (AIV 0, ...)" in text
+    z = np.zeros(64, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", npuemu.PartialCopyWarning)
+        count_copy_kernel[2](x, z, 16)
+    np.testing.assert_array_equal(z[:16], x[:16])

@@ -123,3 +123,10 @@ def test_every_package_is_in_the_wheel():
     listed = set(config["packages"])
     found = {".".join(p.parent.relative_to(PACKAGE.parent).parts) for p in PACKAGE.rglob("__init__.py")}
     assert not found - listed, f"packages missing from pyproject.toml [tool.setuptools] packages: {found - listed}"
+
+
+def test_the_cost_model_words_come_after_every_core_state_slot():
+    """isa/state.py ends with the cost model's words, past STATE_SIZE; a slot added after them would share
+    words with the cost model in profiled launches."""
+    from npuemu.isa import state as S
+    assert S.COST_ISSUE == S.STATE_SIZE, "per-core state slots were added after the cost block of isa/state.py"

@@ -172,11 +172,23 @@ def _check_strided(count, blen, sgap, dgap, loc):
 # ---------------------------------------------------------------------------- data_copy, count form
 
 
+@njit(cache=True)
+def _note_partial(st, count, esize, loc):
+    """Count a copy whose bytes are not whole 32-byte blocks (the launch warns: PartialCopyWarning)."""
+    rest = count * esize % BLOCK
+    if rest != 0:
+        if st[S.PARTIAL_COPIES] == 0:
+            st[S.PARTIAL_LOC] = loc + 1
+            st[S.PARTIAL_BYTES] = rest
+        st[S.PARTIAL_COPIES] += 1
+
+
 @instruction
-def gm_to_local(lm, g, dst, dst_len, rid, off, size, count, esize, loc):
+def gm_to_local(st, lm, g, dst, dst_len, rid, off, size, count, esize, loc):
     """``data_copy(local, gm, count)``: the byte count rounds down to a whole 32-byte block."""
     if count < 0:
         raise Fault(F_NEG, loc, count, 0, 0)
+    _note_partial(st, count, esize, loc)
     nbytes = count * esize // BLOCK * BLOCK
     check_local(dst, nbytes, dst_len * esize, loc)
     check_gm_size(size, nbytes // esize, rid, off, esize, loc)
@@ -192,6 +204,7 @@ def local_to_gm(st, g, lm, rid, off, size, src, src_len, count, esize, akind, lo
     """
     if count < 0:
         raise Fault(F_NEG, loc, count, 0, 0)
+    _note_partial(st, count, esize, loc)
     nbytes = count * esize // BLOCK * BLOCK
     check_local(src, nbytes, src_len * esize, loc, SRC)
     check_gm_size(size, nbytes // esize, rid, off, esize, loc)
@@ -204,10 +217,11 @@ def local_to_gm(st, g, lm, rid, off, size, src, src_len, count, esize, akind, lo
 
 
 @instruction
-def local_to_local(lm, dst, dst_len, src, src_len, count, esize, loc):
+def local_to_local(st, lm, dst, dst_len, src, src_len, count, esize, loc):
     """``data_copy(local, local, count)`` (UB to UB)."""
     if count < 0:
         raise Fault(F_NEG, loc, count, 0, 0)
+    _note_partial(st, count, esize, loc)
     nbytes = count * esize // BLOCK * BLOCK
     check_local(dst, nbytes, dst_len * esize, loc)
     check_local(src, nbytes, src_len * esize, loc, SRC)

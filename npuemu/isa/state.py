@@ -233,6 +233,15 @@ POOL_LIVE = 1
 POOL_RESET = 2
 
 
+# count-form data_copy whose byte count is not a whole number of 32-byte blocks (isa/datamove.py): the
+# hardware copies the whole blocks and drops the rest; the launch warns (PartialCopyWarning) with the
+# number of such copies, the first one's source location + 1 and the bytes it dropped
+PARTIAL_COPIES = STATE_SIZE
+PARTIAL_LOC = STATE_SIZE + 1
+PARTIAL_BYTES = STATE_SIZE + 2
+STATE_SIZE += 3
+
+# NEW PER-CORE SLOTS GO ABOVE THIS LINE: the cost model's words start where the core state ends.
 # the cost model (npuemu/isa/cost.py, docs/cost-model.md): words past STATE_SIZE, which only the state of a
 # core running a binary built with profile=True has (PROFILE_STATE_SIZE words; other launches do not pay
 # for them).  Times are in ticks of 1/COST_TICK cycle.  COST_ISSUE is the scalar unit's issue time; per

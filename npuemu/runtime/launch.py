@@ -40,7 +40,7 @@ from .cores import (CoreSpec, check_placement, core_plan, cube_scratch_bytes, lo
                     recycle_core_states, recycle_local_memory, residency, type_layout, written_bytes)
 from .debuglog import print_launch_logs
 from .faults import FaultContext, raise_fault
-from .leftovers import warn_unfreed
+from .leftovers import warn_partial_copies, warn_unfreed
 from .stops import CoreState, stop_error
 from .stream import Stream
 from .watchdog import Watchdog
@@ -223,6 +223,7 @@ class _Launch:
                 _recycle(states, binary.check)
                 raise
             _recycle(states, binary.check)
+            warn_partial_copies(binary.name, cores, [s[0] for s in states], binary.locs)
             if full:     # cores that never synchronise: compare their GM accesses now
                 shadows.check_launch(gsh, [ctx.region(i) for i in range(len(regions))], binary.locs,
                                      [c.label for c in cores], binary.name,

@@ -1,4 +1,5 @@
-"""What a kernel left behind when it ended: queue buffers it never freed (check level ``full``).
+"""What a kernel left behind when it ended: queue buffers it never freed (check level ``full``), and
+copies whose tail the hardware dropped (every level).
 
 On hardware a tensor taken with ``alloc_tensor`` (or ``deque``) and never
 given back with ``free_tensor`` is harmless while the kernel is short, and a
@@ -16,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import SourceLoc, UnfreedTensorWarning
+from ..errors import PartialCopyWarning, SourceLoc, UnfreedTensorWarning
 from ..isa import state as S
 from .cores import CoreSpec
 
@@ -37,6 +38,25 @@ def unfreed_tensors(kernel: str, cores: Sequence[CoreSpec], states: Sequence[np.
                     key = (int(st[q + S.Q_ALLOC_LOC + b]), int(st[q + S.Q_INIT_LOC]), state)
                     found.setdefault(key, []).append(core.label)
     return [_message(kernel, labels, locs, *key) for key, labels in found.items()]
+
+
+def warn_partial_copies(kernel: str, cores: Sequence[CoreSpec], states: Sequence[np.ndarray],
+                        locs: Sequence[SourceLoc]) -> None:
+    """Warn once per line about count-form ``data_copy`` calls whose bytes were not whole 32-byte blocks:
+    the hardware (and npuemu) copied the whole blocks only."""
+    found: dict[int, list[tuple[str, int, int]]] = {}
+    for core, st in zip(cores, states):
+        n = int(st[S.PARTIAL_COPIES])
+        if n:
+            found.setdefault(int(st[S.PARTIAL_LOC]) - 1, []).append((core.label, n, int(st[S.PARTIAL_BYTES])))
+    for loc, hits in found.items():
+        label, n, dropped = hits[0]
+        where = label if len(hits) == 1 else f"{len(hits)} cores ({label}, ...)"
+        more = f" ({n} such copies on {label})" if n > 1 else ""
+        warnings.warn(f"kernel '{kernel}', {where}: data_copy at {_line(locs, loc)} moved a count that is not a "
+                      f"whole number of 32-byte blocks; the last {dropped} bytes were not copied{more}. The "
+                      f"hardware does the same: copy the tail with data_copy_pad, or pad the count to 32 bytes",
+                      PartialCopyWarning, stacklevel=5)
 
 
 def _message(kernel: str, labels: list[str], locs: Sequence[SourceLoc], alloc: int, init: int, state: int) -> str:

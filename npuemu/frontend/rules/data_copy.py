@@ -67,7 +67,7 @@ def _data_copy(lw: LoweringContext, call: Call) -> None:
     if _gm_to_local(dst, src):
         _same(lw, call, dst, src)
         _copy_access(lw, call, hb.MTE2, dst, src, count)
-        args = ["_lm", _region(src), *_ints(dst), *_ints(src), count, _esize(dst)]
+        args = ["_st", "_lm", _region(src), *_ints(dst), *_ints(src), count, _esize(dst)]
         lw.emit_isa("datamove", "gm_to_local", args, call.node)
     elif _local_to_gm(dst, src):
         _same(lw, call, src, dst)
@@ -77,7 +77,7 @@ def _data_copy(lw: LoweringContext, call: Call) -> None:
     elif _local_to_local(dst, src):
         _ub_to_ub(lw, call, dst, src)
         _copy_access(lw, call, hb.V, dst, src, count)
-        args = ["_lm", *_ints(dst), *_ints(src), count, _esize(dst)]
+        args = ["_st", "_lm", *_ints(dst), *_ints(src), count, _esize(dst)]
         lw.emit_isa("datamove", "local_to_local", args, call.node)
     else:
         _bad_path(lw, call, dst, src)
