@@ -9,3 +9,5 @@ from .language.adv_tiling import *
 from .language.adv_math import *
 from .language.adv_norm import *
 from .language.adv_softmax import *
+from .language.adv_quant import *
+from .language.adv_sort import *

@@ -45,6 +45,7 @@ ISA_MODULES: dict[str, tuple[str, ...]] = {
     "adv_math": ("adv_math_scratch", "adv_math", "adv_math_binary"),
     "adv_softmax": ("adv_softmax", "adv_math_scratch"),
     "adv_norm": ("adv_norm", "adv_math_scratch"),
+    "adv_quant": ("adv_math_scratch",),
 }
 
 HEADER = """# Kernel API reference
