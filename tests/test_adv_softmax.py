@@ -1,7 +1,10 @@
 """asc.adv.softmax and asc.adv.rmsnorm with host tilings: float64 references and every check."""
 from __future__ import annotations
 
-import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -81,10 +84,6 @@ def test_softmax_without_temp_buffer_takes_the_free_ub():
     used = M * K * 4 + 2 * M * 32
     with pytest.raises(errors.CapacityError, match="4 rows per round, which needs 2176 bytes"):
         run_softmax(use_tmp=False, fill=ub - used - 1024)
-
-
-def _tiling(**changes):
-    return dataclasses.replace(at.softmax_tiling_func([M, K], 4, 4 * ROW), **changes) if changes else None
 
 
 @pytest.mark.parametrize("kwargs, error, text", [
@@ -189,3 +188,14 @@ def test_rmsnorm_without_temp_buffer_when_the_free_ub_suffices():
     x64 = x.astype(np.float64)
     ref = x64 * g / np.sqrt((x64 ** 2).sum(axis=-1, keepdims=True) / H0 + 1e-5)
     assert np.abs(y - ref).max() / np.abs(ref).max() <= 2e-7
+
+
+def test_the_pyasc_style_example_runs_through_the_compat_runner():
+    """examples/adv_softmax.py, as a user runs it (debug mode: no kernel compile in the subprocess)."""
+    script = Path(__file__).resolve().parent.parent / "examples" / "adv_softmax.py"
+    env = {**os.environ, "NPUEMU_DEBUG": "1"}
+    env.pop("NPUEMU_PLATFORM", None)
+    res = subprocess.run([sys.executable, "-m", "npuemu.compat.pyasc", str(script)], capture_output=True, text=True,
+                         env=env, timeout=600)
+    assert res.returncode == 0, res.stderr
+    assert "PYASC-COMPAT adv_softmax ok split_m=8 range_m=4" in res.stdout
