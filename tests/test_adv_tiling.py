@@ -74,3 +74,20 @@ def test_rmsnorm_tiling_refuses_bad_arguments():
         at.get_rms_norm_tiling_info([2, 8, 12], [2, 8, 12], 4096, 4)
     with pytest.raises(TilingError, match="does not match"):
         at.get_rms_norm_tiling_info([2, 8, 64], [2, 8, 80], 4096, 4)
+
+
+def test_math_tmp_sizes():
+    # acos: factor 6 (float16) / 2 (float32); 1024 elements
+    assert at.get_math_max_min_tmp_size("acos", [1024], 2) == (6 * 2048, 6 * 256)
+    assert at.get_math_max_min_tmp_size("acos", [1024], 4) == (2 * 4096, 2 * 256)
+    # cos with is_reuse_source on float32: factor 2 instead of 3; a small shape stays at one repeat
+    assert at.get_math_max_min_tmp_size("cos", [16], 4, is_reuse_source=True) == (512, 512)
+    # acosh: max(P * n, 256) * type_size;  sin: P * n * type_size;  exp: float32 scratch
+    assert at.get_math_max_min_tmp_size("acosh", [1000], 2) == (2 * 1000 * 2, 512)
+    assert at.get_math_max_min_tmp_size("sin", [1000], 2) == (8 * 1000 * 2, 2048)
+    assert at.get_math_max_min_tmp_size("exp", [1000], 2) == (4 * 4000, 1024)
+    assert at.get_math_max_min_tmp_size("log", [1000], 4) == (0, 0)
+    assert at.get_math_max_min_tmp_size("power", [1000], 4) == (4 * 4000 + 256, 1280)
+    assert at.get_math_max_min_tmp_size("xor", [1000], 2) == (2000, 256)
+    with pytest.raises(TilingError, match="not an asc.adv math routine"):
+        at.get_math_max_min_tmp_size("softplus", [8], 4)

@@ -22,6 +22,9 @@ sizes in bytes):
   (at most ``b*s``, at most 255, or a multiple of 8 for a basic block), then
   ``loop_round = b*s*h / (bs*h)`` and the tail.
 
+* ``get_math_max_min_tmp_size(name, shape, type_size)``: the math routines'
+  scratch (see its docstring).
+
 Invalid arguments raise :class:`npuemu.errors.TilingError` (CANN returns
 false or logs an error).
 """
@@ -33,10 +36,12 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import TilingError
+from ..language import adv_math as am
 from ..language.adv_tiling import RmsNormTiling, SoftmaxTiling
+from ..language.dtype import float16, float32
 
 __all__ = ["get_softmax_max_tmp_size", "get_softmax_min_tmp_size", "softmax_tiling_func",
-           "get_rms_norm_max_min_tmp_size", "get_rms_norm_tiling_info"]
+           "get_rms_norm_max_min_tmp_size", "get_rms_norm_tiling_info", "get_math_max_min_tmp_size"]
 
 _BLOCK = 32
 _UNIT = 64          # SOFTMAX_BASICBLOCK_UNIT
@@ -147,3 +152,44 @@ def get_rms_norm_tiling_info(shape: Sequence[int], original_shape: Sequence[int]
         b_length=b, s_length=s, h_length=h, original_h_length=oh, reciprocal_of_h_length=float(np.float32(1.0 / oh)),
         main_bsh_length=one, main_bs_length=bs, main_bs_length_align=(bs + _TILE - 1) // _TILE * _TILE,
         loop_round=n // one, input_tail_pos=n - tail, tail_bsh_length=tail, tail_bs_length=tail // h)
+
+
+_MAX_VARIANT = {"acosh": "per_element", "sin": "linear", "sign": "linear", "xor": "linear", "exp": "float"}
+
+
+def get_math_max_min_tmp_size(name: str, shape: Sequence[int], type_size: int,
+                              is_reuse_source: bool = False) -> tuple[int, int]:
+    """``(max, min)`` scratch in bytes of ``asc.adv.<name>`` on ``shape`` (CANN ``GetXxxMaxMinTmpSize``).
+
+    ``min = P * 256`` with ``P`` the routine's factor (``npuemu.language.adv_math.MIN_TMP``); ``max`` is
+    ``P * max(n * type_size, 256)`` for ``n`` elements, except ``acosh`` (``max(P * n, 256) * type_size``),
+    ``sin``, ``sign`` and ``xor`` (``max(P * n * type_size, min)``), ``exp`` (``P * max(4 n, 256)``, float32
+    scratch) and ``power`` (tensor-tensor: float32 ``4 * max(4 n, 256) + 256``, float16
+    ``14 * max(2 n, 128) + 256``, int32 ``6 * max(4 n, 256)``; ``type_size`` 4 means float32 here).
+    """
+    stub = getattr(am, name, None)
+    if stub not in am.DTYPES:
+        raise TilingError(f"get_math_max_min_tmp_size: {name!r} is not an asc.adv math routine")
+    if type_size not in (2, 4):
+        raise TilingError(f"get_math_max_min_tmp_size: type_size must be 2 or 4, got {type_size}")
+    n = math.prod(int(d) for d in shape)
+    if n <= 0:
+        raise TilingError(f"get_math_max_min_tmp_size: shape {tuple(shape)} holds no element")
+    dtype = float16 if type_size == 2 else float32
+    if stub is am.xor:
+        return max(n * type_size, 256), 256
+    low = am.min_tmp_bytes(stub, dtype, is_reuse_source)
+    if stub is am.power:
+        big = 14 * max(2 * n, 128) + 256 if type_size == 2 else 4 * max(4 * n, 256) + 256
+        return big, low
+    p = low // 256
+    variant = _MAX_VARIANT.get(name)
+    if variant == "per_element":
+        big = max(p * n, 256) * type_size
+    elif variant == "linear":
+        big = max(p * n * type_size, low)
+    elif variant == "float":
+        big = p * max(4 * n, 256)
+    else:
+        big = p * max(n * type_size, 256)
+    return big, low
