@@ -146,8 +146,9 @@ def _builtins() -> dict[str, list[tuple[str, Any]]]:
 
 
 def _structs() -> list[tuple[str, type[ParamStruct]]]:
-    return [(n, o) for n in sorted(dir(asc), key=str.lower)
-            if isinstance(o := getattr(asc, n), type) and issubclass(o, ParamStruct) and o is not ParamStruct]
+    return [(prefix + n, o) for prefix, space in (("", asc), ("adv.", asc.adv))
+            for n in sorted(dir(space), key=str.lower)
+            if isinstance(o := getattr(space, n), type) and issubclass(o, ParamStruct) and o is not ParamStruct]
 
 
 def _entry(name: str, obj: Any) -> Iterator[str]:

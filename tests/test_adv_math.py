@@ -229,3 +229,13 @@ def wrong_dtype_kernel(case: asc.ConstExpr):
 def test_wrong_dtypes_are_refused_at_compile_time(case, text):
     with pytest.raises(errors.KernelTypeError, match=text):
         wrong_dtype_kernel[1](case)
+
+
+def test_debug_mode_gives_the_same_results_and_faults():
+    """The generated code run without Numba: same values, same check."""
+    x = np.linspace(-3, 3, N, dtype=np.float32)
+    compiled = run_misuse()
+    misuse_kernel[1](x, *GOOD.values(), debug=True, check="full")
+    np.testing.assert_array_equal(x, compiled)
+    with pytest.raises(errors.CapacityError, match="needs at least 768"):
+        misuse_kernel[1](np.zeros(N, np.float32), *{**GOOD, "tmp_len": 512}.values(), debug=True)
