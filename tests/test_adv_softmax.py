@@ -92,11 +92,19 @@ def test_softmax_without_temp_buffer_takes_the_free_ub():
     (dict(tiling=at.softmax_tiling_func([M, K], 4, 100)), errors.ParamRangeError, "split_m is 0"),
     (dict(tiling="tail"), errors.ParamRangeError, "inconsistent"),
     (dict(basic=True), errors.ParamRangeError, "basic_block needs src_k % 64 == 0 and split_m % 8 == 0"),
+    (dict(tiling="k"), errors.ParamRangeError, "src_k = 60 elements of 4 bytes is not a multiple of 32 bytes"),
+    (dict(tiling=at.softmax_tiling_func([2 * M, K], 4, 4 * ROW)), errors.BoundsError,
+     "src needs 2048 elements for the tiling's shape but holds 1024"),
+    (dict(tiling=at.softmax_tiling_func([M, K], 2, 4 * ROW)), errors.ParamRangeError,
+     "reduce_k = 16 is not one 32-byte block of 4-byte sum/max elements"),
 ])
 def test_softmax_checks(kwargs, error, text):
-    if kwargs.get("tiling") == "tail":
+    if kwargs.get("tiling") in ("tail", "k"):
         t = at.softmax_tiling_func([M, K], 4, 4 * ROW)
-        t.tail_m = 1
+        if kwargs["tiling"] == "tail":
+            t.tail_m = 1
+        else:
+            t.src_k = 60
         kwargs = dict(tiling=t)
     with pytest.raises(error, match=text):
         run_softmax(**kwargs)
@@ -115,7 +123,8 @@ RN_TMP = 4096
 
 @asc.jit
 def rmsnorm_kernel(x: asc.GlobalAddress, g: asc.GlobalAddress, y: asc.GlobalAddress,
-                   tiling: asc.adv.RmsNormTiling, eps: float, use_tmp: asc.ConstExpr, fill: int):
+                   tiling: asc.adv.RmsNormTiling, eps: float, use_tmp: asc.ConstExpr, fill: int,
+                   basic: asc.ConstExpr):
     xg, gg, yg = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
     xg.set_global_buffer(x, B * S * H)
     gg.set_global_buffer(g, H)
@@ -132,7 +141,7 @@ def rmsnorm_kernel(x: asc.GlobalAddress, g: asc.GlobalAddress, y: asc.GlobalAddr
     if use_tmp:
         bt = asc.TBuf(asc.TPosition.VECCALC)
         pipe.init_buffer(bt, RN_TMP)
-        asc.adv.rmsnorm(yt, xt, gt, eps, tiling, bt.get(asc.uint8))
+        asc.adv.rmsnorm(yt, xt, gt, eps, tiling, bt.get(asc.uint8), basic)
     else:
         filler = asc.TBuf(asc.TPosition.VECCALC)
         pipe.init_buffer(filler, fill)
@@ -142,7 +151,7 @@ def rmsnorm_kernel(x: asc.GlobalAddress, g: asc.GlobalAddress, y: asc.GlobalAddr
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
 
 
-def run_rmsnorm(dtype=np.float32, tiling=None, use_tmp=True, fill=32, eps=1e-5):
+def run_rmsnorm(dtype=np.float32, tiling=None, use_tmp=True, fill=32, eps=1e-5, basic=False):
     rng = np.random.default_rng(5)
     x = rng.normal(size=(B, S, H)).astype(dtype)
     x[..., H0:] = 0                                     # h padded to 32 bytes with zeros
@@ -150,7 +159,7 @@ def run_rmsnorm(dtype=np.float32, tiling=None, use_tmp=True, fill=32, eps=1e-5):
     y = np.zeros_like(x)
     size = np.dtype(dtype).itemsize
     tiling = tiling or at.get_rms_norm_tiling_info([B, S, H], [B, S, H0], RN_TMP, size)
-    rmsnorm_kernel[1](x, g, y, tiling, eps, use_tmp, fill, check="full")
+    rmsnorm_kernel[1](x, g, y, tiling, eps, use_tmp, fill, basic, check="full")
     return x, g, y
 
 
@@ -170,17 +179,31 @@ def test_rmsnorm_against_float64(dtype):
     (dict(tiling="h"), errors.ParamRangeError, "not a multiple of 32 bytes"),
     (dict(use_tmp=False, fill=196608 - (2 * B * S * H + H) * 4 - 1024), errors.CapacityError,
      "15 rows per round, which needs 3904 bytes of scratch, but only 1024"),
+    (dict(tiling="orig"), errors.ParamRangeError, "original_h_length = 0 must be in"),
+    (dict(tiling=at.get_rms_norm_tiling_info([B, 2 * S, H], [B, 2 * S, H], RN_TMP, 4)), errors.BoundsError,
+     "src needs 2048 elements for the tiling's shape but holds 1024"),
+    (dict(tiling=at.get_rms_norm_tiling_info([1, 12, H], [1, 12, H], RN_TMP, 4), basic=True),
+     errors.ParamRangeError, "basic_block needs h % 64 == 0, h < 2048 and b \\* s % 8 == 0, got h = 64, b \\* s = 12"),
 ])
 def test_rmsnorm_checks(kwargs, error, text):
-    if kwargs.get("tiling") in ("loop", "h"):
+    if kwargs.get("tiling") in ("loop", "h", "orig"):
         t = at.get_rms_norm_tiling_info([B, S, H], [B, S, H0], RN_TMP, 4)
         if kwargs["tiling"] == "loop":
             t.loop_round = 2
-        else:
+        elif kwargs["tiling"] == "h":
             t.h_length = 60
-        kwargs = dict(tiling=t)
+        else:
+            t.original_h_length = 0
+        kwargs = {**kwargs, "tiling": t}
     with pytest.raises(error, match=text):
         run_rmsnorm(**kwargs)
+
+
+def test_rmsnorm_basic_block_with_a_basic_shape():
+    x, g, y = run_rmsnorm(basic=True)
+    x64 = x.astype(np.float64)
+    ref = x64 * g / np.sqrt((x64 ** 2).sum(axis=-1, keepdims=True) / H0 + 1e-5)
+    assert np.abs(y - ref).max() / np.abs(ref).max() <= 2e-7
 
 
 def test_rmsnorm_without_temp_buffer_when_the_free_ub_suffices():
@@ -199,3 +222,23 @@ def test_the_pyasc_style_example_runs_through_the_compat_runner():
                          env=env, timeout=600)
     assert res.returncode == 0, res.stderr
     assert "PYASC-COMPAT adv_softmax ok split_m=8 range_m=4" in res.stdout
+
+
+@asc.jit
+def refused_kernel(case: asc.ConstExpr, tiling: asc.adv.SoftmaxTiling):
+    f = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, M * K)
+    h = asc.LocalTensor(asc.float16, asc.TPosition.VECIN, 8192, M * 16)
+    if case == 0:
+        asc.adv.softmax(f, f, f, f, tiling, data_format_nz=True)
+    elif case == 1:
+        asc.adv.softmax(f, h, h, f, tiling)
+    else:
+        asc.adv.rmsnorm(f, f, h, 1e-5, tiling)
+
+
+@pytest.mark.parametrize("case, text", [(0, "data_format_nz=True .* is not emulated"),
+                                        (1, "sum and max are float16; they must be float32"),
+                                        (2, "gamma is float16 but dst is float32")])
+def test_refused_at_compile_time(case, text):
+    with pytest.raises(errors.KernelTypeError, match=text):
+        refused_kernel[1](case, at.softmax_tiling_func([M, K], 4, 4 * ROW))
