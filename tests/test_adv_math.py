@@ -68,12 +68,25 @@ def _int_section(x: asc.GlobalAddress, z: asc.GlobalAddress, is_xor: asc.ConstEx
 @asc.jit
 def math_kernel(xh: asc.GlobalAddress, zh: asc.GlobalAddress, xf: asc.GlobalAddress, zf: asc.GlobalAddress,
                 xs: asc.GlobalAddress, zs: asc.GlobalAddress, xu: asc.GlobalAddress, zu: asc.GlobalAddress,
-                xi: asc.GlobalAddress, zi: asc.GlobalAddress, level: int):
+                xi: asc.GlobalAddress, zi: asc.GlobalAddress, xa: asc.GlobalAddress, za: asc.GlobalAddress,
+                level: int):
     _float_section(xh, zh, UNARY, level)
     _float_section(xf, zf, UNARY, level)
     _int_section(xs, zs, True)
     _int_section(xu, zu, True)
     _int_section(xi, zi, False)
+    xag, zag = asc.GlobalTensor(), asc.GlobalTensor()          # axpy: float16 src into a float32 dst
+    xag.set_global_buffer(xa, N)
+    zag.set_global_buffer(za, N)
+    h = asc.LocalTensor(asc.float16, asc.TPosition.VECIN, 0, N)
+    f = asc.LocalTensor(asc.float32, asc.TPosition.VECOUT, C_ADDR, N)
+    asc.data_copy(h, xag, N)
+    asc.data_copy(f, zag, N)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.adv.axpy(f, h, AXPY, N)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.data_copy(zag, f, N)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
 
 
 def float_inputs(rng: np.random.Generator, dtype) -> np.ndarray:
@@ -101,8 +114,11 @@ def results():
     xu = rng.integers(0, 2 ** 16, 2 * N).astype(np.uint16)
     xi = np.concatenate([rng.integers(-20, 20, N), rng.integers(-3, 12, N)]).astype(np.int32)
     zs, zu, zi = np.zeros(N, np.int16), np.zeros(N, np.uint16), np.zeros(N, np.int32)
-    math_kernel[1](xh, zh, xf, zf, xs, zs, xu, zu, xi, zi, LEVEL, check="full")
-    return {"float16": (xh, zh, dh), "float32": (xf, zf, df), "xor": ((xs, zs), (xu, zu)), "power_i32": (xi, zi)}
+    xa = rng.uniform(-4, 4, N).astype(np.float16)
+    za = rng.uniform(-4, 4, N).astype(np.float32)
+    da = za.copy()
+    math_kernel[1](xh, zh, xf, zf, xs, zs, xu, zu, xi, zi, xa, za, LEVEL, check="full")
+    return {"axpy_mixed": (xa, za, da), "float16": (xh, zh, dh), "float32": (xf, zf, df), "xor": ((xs, zs), (xu, zu)), "power_i32": (xi, zi)}
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
@@ -135,6 +151,12 @@ def test_exp_power_axpy(results, dtype):
     if dtype == "float32":      # product and sum rounded separately
         want = (np.float32(x[k + 3] * np.float32(scalar)) + d[k + 3]).astype(np.float64)
     np.testing.assert_array_equal(z[k + 3], want.astype(x.dtype))
+
+
+def test_axpy_float16_source_into_float32_destination(results):
+    x, z, d = results["axpy_mixed"]
+    want = (x.astype(np.float32) * np.float32(np.float16(AXPY)) + d).astype(np.float32)     # product exact
+    np.testing.assert_array_equal(z, want)
 
 
 def test_xor_and_integer_power_are_exact(results):

@@ -10,7 +10,9 @@
 * ``axpy(dst, src, scalar)``: ``dst = src * scalar + dst``.  float32: product
   and sum each rounded to float32, as the basic ``axpy`` instruction does;
   float16: the scalar rounded to float16, the product (exact) and the sum in
-  float32, the sum rounded once to float16 (the library's float32 scratch).
+  float32, the sum rounded once to float16 (the library's float32 scratch);
+  float16 ``src`` into a float32 ``dst``: the scalar rounded to float16, the
+  product exact in float32, the sum rounded to float32.
 """
 from __future__ import annotations
 
@@ -130,6 +132,24 @@ def axpy_f32(st, lm, dst, dst_len, src, src_len, scalar, tmp, tmp_len, has_tmp, 
     s = np.float32(scalar)
     for i in range(count):
         d[i] = np.float32(np.float32(a[i] * s) + d[i])
+    vm.count_form_done(st)
+
+
+@instruction(error_model="numpy")
+def axpy_f16_f32(st, lm, dst, dst_len, src, src_len, scalar, tmp, tmp_len, has_tmp, count, reuse, need, loc):
+    vm.unary_count_checks(st, dst, dst_len, src, src_len, count, loc)
+    check_scratch(st, tmp, tmp_len, has_tmp, need, loc)
+    check_apart(tmp, tmp_len, has_tmp, dst, count * 4, DST, loc)
+    check_apart(tmp, tmp_len, has_tmp, src, count * 2, SRC, loc)
+    d = lm[dst:dst + count * 4].view(np.float32)
+    a = lm[src:src + count * 2].view(np.uint16)
+    s = f16_to_f32(f32_to_f16(np.float32(scalar)))
+    if has_tmp:
+        wide = lm[tmp:tmp + min(tmp_len, 4 * count) // 4 * 4].view(np.float32)
+        for i in range(wide.size):
+            wide[i] = f16_to_f32(a[i])
+    for i in range(count):
+        d[i] = np.float32(f16_to_f32(a[i]) * s + d[i])
     vm.count_form_done(st)
 
 

@@ -188,7 +188,7 @@ def xor(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int | Non
 @builtin
 def axpy(dst: LocalTensor, src: LocalTensor, scalar: float | int, count: int | None = None,
          temp_buffer: LocalTensor | None = None, is_reuse_source: bool = False) -> None:
-    """``dst = src * scalar + dst`` (``AscendC::Axpy``)."""
+    """``dst = src * scalar + dst`` (``AscendC::Axpy``); a float16 ``src`` may feed a float32 ``dst``."""
 
 
 _FLOAT = (float16, float32)
@@ -201,7 +201,7 @@ DTYPES = {
     asinh: _FLOAT,
     atan: _FLOAT,
     atanh: _FLOAT,
-    axpy: _FLOAT,
+    axpy: (float16, float32, (float16, float32)),
     ceil: _FLOAT,
     cos: _FLOAT,
     cosh: _FLOAT,

@@ -62,7 +62,8 @@ def _operands(lw: LoweringContext, call: Call, a: dict[str, Value], names: tuple
     for n in names:
         local(lw, a[n], call.node, n)
     d = same_dtype(lw, call.name, call.node, *((n, a[n]) for n in names))
-    check_dtype(lw, f"asc.adv.{stub.__name__}", d, lang.DTYPES[stub], call.node)
+    same = [x for x in lang.DTYPES[stub] if not isinstance(x, tuple)]     # (src, dst) pairs are axpy's
+    check_dtype(lw, f"asc.adv.{stub.__name__}", d, same, call.node)
     return d
 
 
@@ -103,18 +104,24 @@ def _binary(lw: LoweringContext, call: Call, stub: Callable) -> None:
 @rule(lang.axpy)
 def _axpy(lw: LoweringContext, call: Call) -> None:
     a = call.bind_to(lw, lang.axpy)
-    d = _operands(lw, call, a, ("dst", "src"), lang.axpy)
     dst, src = a["dst"], a["src"]
+    local(lw, dst, call.node, "dst")
+    local(lw, src, call.node, "src")
+    d, sd = dst.type.dtype, src.type.dtype
+    if (sd, d) != (dt.float16, dt.float32):
+        d = _operands(lw, call, a, ("dst", "src"), lang.axpy)
+        sd = d
     count = count_arg(lw, call, a, src)
     reuse = reuse_arg(lw, call, a)
-    scalar = scalar_operand(lw, a["scalar"], d, call.node)
+    scalar = scalar_operand(lw, a["scalar"], sd, call.node)
     access.local_count(lw, hb.V, src, count, access.READ, call.node)
     access.local_count(lw, hb.V, dst, count, access.READ, call.node)
     tmp = scratch_args(lw, call, a)
     access.local_count(lw, hb.V, dst, count, access.WRITE, call.node)
-    lw.emit_isa("adv_math_binary", f"axpy_{suffix(d)}",
+    name = f"axpy_{suffix(sd)}" + ("_f32" if sd is not d else "")
+    lw.emit_isa("adv_math_binary", name,
                 ["_st", "_lm", *(plain_int(c) for c in (*dst.code, *src.code)), f"np.float64({scalar})", *tmp,
-                 count, reuse, _need(lang.axpy, d, reuse)], call.node)
+                 count, reuse, _need(lang.axpy, sd, reuse)], call.node)
 
 
 def _unary_rule(stub: Callable) -> Callable:
