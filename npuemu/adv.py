@@ -6,3 +6,8 @@ Like :mod:`npuemu.asc`, this module only gathers names: each family lives in
 its own ``npuemu/language/adv_*.py``.
 """
 from .language.adv_tiling import *
+from .language.adv_math import *
+from .language.adv_norm import *
+from .language.adv_softmax import *
+from .language.adv_quant import *
+from .language.adv_sort import *

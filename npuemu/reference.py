@@ -42,6 +42,10 @@ ISA_MODULES: dict[str, tuple[str, ...]] = {
     "tiling": ("tiling_data",),
     "properties": (),
     "array": ("local_array",),
+    "adv_math": ("adv_math_scratch", "adv_math", "adv_math_binary"),
+    "adv_softmax": ("adv_softmax", "adv_math_scratch"),
+    "adv_norm": ("adv_norm", "adv_math_scratch"),
+    "adv_quant": ("adv_math_scratch",),
 }
 
 HEADER = """# Kernel API reference
@@ -127,22 +131,24 @@ def _family_faults(family: str) -> list[tuple[int, type, str]]:
 
 
 def _builtins() -> dict[str, list[tuple[str, Any]]]:
-    """Language module -> [(name, object)] of npuemu.asc's builtins, in name order."""
+    """Language module -> [(name, object)] of npuemu.asc's builtins (``adv.NAME`` for asc.adv's), in name order."""
     families: dict[str, list[tuple[str, Any]]] = {}
-    for name in sorted(dir(asc), key=str.lower):
-        obj = getattr(asc, name)
-        if name.startswith("_") or not builtin_name(obj):
-            continue
-        module = getattr(obj, "__module__", "") or ""
-        if not module.startswith("npuemu.language."):
-            continue
-        families.setdefault(module.rsplit(".", 1)[1], []).append((name, obj))
+    for prefix, space in (("", asc), ("adv.", asc.adv)):       # asc.adv: the high-level API
+        for name in sorted(dir(space), key=str.lower):
+            obj = getattr(space, name)
+            if name.startswith("_") or not builtin_name(obj):
+                continue
+            module = getattr(obj, "__module__", "") or ""
+            if not module.startswith("npuemu.language."):
+                continue
+            families.setdefault(module.rsplit(".", 1)[1], []).append((prefix + name, obj))
     return families
 
 
 def _structs() -> list[tuple[str, type[ParamStruct]]]:
-    return [(n, o) for n in sorted(dir(asc), key=str.lower)
-            if isinstance(o := getattr(asc, n), type) and issubclass(o, ParamStruct) and o is not ParamStruct]
+    return [(prefix + n, o) for prefix, space in (("", asc), ("adv.", asc.adv))
+            for n in sorted(dir(space), key=str.lower)
+            if isinstance(o := getattr(space, n), type) and issubclass(o, ParamStruct) and o is not ParamStruct]
 
 
 def _entry(name: str, obj: Any) -> Iterator[str]:
