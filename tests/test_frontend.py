@@ -116,6 +116,8 @@ def classify_kernel(out: asc.GlobalAddress, x: asc.GlobalAddress, n: int, thresh
             res.set_value(i, 100)
         else:
             res.set_value(i, 0)
+    res.set_value(62, n.ceildiv(7))              # pyasc's RuntimeInt.ceildiv
+    res.set_value(63, (n + 1).ceildiv(n))
 
 
 def test_runtime_if_elif_else(mode, rng):
@@ -126,6 +128,7 @@ def test_runtime_if_elif_else(mode, rng):
 
     expected = np.select([x < -0.5, x > 0.5, x == 0], [-1, 1, 100], 0)
     expected[60:] = -7
+    expected[62:] = [9, 2]                       # ceil(60 / 7), ceil(61 / 60)
     np.testing.assert_array_equal(out, expected)
 
 

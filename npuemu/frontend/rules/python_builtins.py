@@ -13,7 +13,7 @@ import builtins
 
 from ...language import core as lang
 from ..context import LoweringContext
-from ..registry import Call, rule
+from ..registry import Call, method, rule
 from ..types import ScalarT, Value, const, is_number, scalar
 
 
@@ -102,6 +102,17 @@ def _ceildiv(lw: LoweringContext, call: Call) -> Value:
     if b.is_const and b.const != 0:
         return scalar("int", f"((({x}) + ({y}) - 1) // ({y}))")
     return scalar("int", lw.call_isa("arith", "floordiv_int", [f"(({x}) + ({y}) - 1)", y], call.node))
+
+
+@method(ScalarT, "ceildiv")
+def _int_ceildiv(lw: LoweringContext, call: Call) -> Value:
+    """``n.ceildiv(d)`` on a kernel integer (pyasc's RuntimeInt): ``asc.ceildiv(n, d)``."""
+    if call.recv.type.kind != "int":
+        lw.type_error(f"ceildiv is a method of int values, not of {call.recv.type.describe()}", call.node)
+    if len(call.args) + len(call.kwargs) != 1:
+        lw.type_error("ceildiv takes one argument: n.ceildiv(divisor)", call.node)
+    divisor = call.args[0] if call.args else next(iter(call.kwargs.values()))
+    return _ceildiv(lw, Call("ceildiv", call.node, [call.recv, divisor], {}))
 
 
 @rule(lang.static_assert)
