@@ -12,7 +12,7 @@ from npuemu.isa import sparse as sp
 from npuemu.isa import state as S
 from npuemu.language.enums import Hardware
 from npuemu.platform import default_platform
-from npuemu.runtime.cores import AIC, CoreSpec, new_core_state
+from npuemu.runtime.cores import AIC, CoreSpec, cube_scratch_bytes, new_core_state
 
 AIC_K = asc.KernelType.AIC_ONLY
 
@@ -67,7 +67,8 @@ def pack_indices(codes):
 
 
 def test_load_sparse_keeps_indices_with_the_destination_fractal(rng):
-    st, lm = new_core_state(CoreSpec(AIC, 0, 1), default_platform())
+    plat = default_platform()
+    st, lm = new_core_state(CoreSpec(AIC, 0, 1), plat, cube_scratch_bytes(plat))
     l1, l0b = int(st[S.SEG_BASE + Hardware.L1]), int(st[S.SEG_BASE + Hardware.L0B])
     fr = rng.integers(-128, 128, (6, 512), dtype=np.int8)
     ix = rng.integers(0, 256, (6, 128), dtype=np.uint8)
@@ -75,7 +76,7 @@ def test_load_sparse_keeps_indices_with_the_destination_fractal(rng):
     lm[l1 + 4096:l1 + 4096 + ix.nbytes] = ix.ravel()
     # fractals 1, 3, 5 into L0B fractals 2, 4, 6 (the tensor starts at fractal 2; dst_gap 1)
     sp.load_sparse(st, lm, l0b + 1024, 4096, l1, 3072, l1 + 4096, 768, 1, 3, 2, 1, 0)
-    kept = st[S.SPARSE_IDX:S.SPARSE_IDX + S.SPARSE_IDX_WORDS].view(np.uint8).reshape(-1, 128)
+    kept = lm[-S.SPARSE_TABLE_BYTES:].reshape(-1, 128)         # the end of the AIC's cube scratch
     for r, (s_, d) in enumerate(zip((1, 3, 5), (2, 4, 6))):
         np.testing.assert_array_equal(lm[l0b + d * 512:l0b + (d + 1) * 512].view(np.int8), fr[s_])
         np.testing.assert_array_equal(kept[d], ix[s_])

@@ -55,12 +55,14 @@ register({
                                          f"{b} fractals (64 KiB of L0B)"),
 })
 
-SLOTS = S.SPARSE_IDX_WORDS * 8 // 128      # L0B fractals whose indices the core state holds
+SLOTS = S.SPARSE_TABLE_BYTES // 128      # L0B fractals whose indices an AIC keeps
 
 
 @njit(cache=True)
-def _index_bytes(st):
-    return st[S.SPARSE_IDX:S.SPARSE_IDX + S.SPARSE_IDX_WORDS].view(np.uint8)
+def _index_bytes(st, lm):
+    """The AIC's sparse index table: the last SPARSE_TABLE_BYTES of its cube scratch (zero at the start)."""
+    end = st[S.SCRATCH_BASE] + st[S.SCRATCH_SIZE]
+    return lm[end - S.SPARSE_TABLE_BYTES:end]
 
 
 @instruction
@@ -84,7 +86,7 @@ def load_sparse(st, lm, dst, dst_len, src, src_len, idx, idx_len, start, repeat,
     last_slot = slot0 + (repeat - 1) * (1 + dgap)
     if last_slot >= SLOTS:
         raise Fault(F_SPARSE_SLOT, loc, last_slot, SLOTS, 0)
-    ib = _index_bytes(st)
+    ib = _index_bytes(st, lm)
     for r in range(repeat):
         f = start + r * sstride
         slot = slot0 + r * (1 + dgap)
@@ -117,7 +119,7 @@ def mmad_sparse(st, lm, dst, dst_len, fm, fm_len, flt, flt_len, m, n, k, init_va
         raise Fault(F_SPARSE_SLOT, loc, slot0 + k1b * n1 - 1, SLOTS, 0)
     settle_l0c(st, lm, loc)
     a8 = lm.view(np.int8)
-    ib = _index_bytes(st)
+    ib = _index_bytes(st, lm)
     c32 = lm.view(np.int32)
     cbase = dst // 4
     for nn in range(n1 * 16):

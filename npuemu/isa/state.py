@@ -195,10 +195,9 @@ LOAD3D_REPEAT = STATE_SIZE + 3
 STATE_SIZE += 4
 
 # the 4:2 sparsity indices load_data_with_sparse loads with each L0B fractal (npuemu/isa/sparse.py): 128
-# bytes per 512-byte L0B fractal, for the 128 fractals of a 64 KiB L0B, stored in these int64 words
-SPARSE_IDX = STATE_SIZE
-SPARSE_IDX_WORDS = 2048
-STATE_SIZE += SPARSE_IDX_WORDS
+# bytes per 512-byte L0B fractal, for the 128 fractals of a 64 KiB L0B; they live at the end of an AIC's
+# cube scratch (runtime/cores.py), not here, so that only kernels that use the cube pay for them
+SPARSE_TABLE_BYTES = 128 * 128
 
 # AIPP (npuemu/isa/aipp.py): set_aipp_functions' input format + 1 (0: never set), output kind (0 int8,
 # 1 float16), the source images as (region id + 1, byte offset, size in bytes or -1) for src0 and src1,

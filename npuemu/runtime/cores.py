@@ -146,9 +146,9 @@ def cube_scratch_bytes(platform: Platform) -> int:
     The A^T and B panels, 16 L0A/L0B fills each (a float mmad uses its own
     operands' worth; an int8 accumulation collects a tile's whole K, usually,
     for one product); then a product buffer of L0C's size, which holds a
-    float C.
+    float C; last the sparse index table of L0B's fractals (isa/sparse.py).
     """
-    return 32 * max(platform.l0a_size, platform.l0b_size) + platform.l0c_size
+    return 32 * max(platform.l0a_size, platform.l0b_size) + platform.l0c_size + S.SPARSE_TABLE_BYTES
 
 
 def new_core_state(spec: CoreSpec, platform: Platform, scratch: int = 0,
@@ -238,6 +238,8 @@ def _local_memory(nbytes: int, scratch: int) -> np.ndarray:
     else:
         lm, stale = got[0], min(nbytes, got[1])
     lm[:stale].fill(UNINITIALISED_BYTE)
+    if scratch:
+        lm[total - S.SPARSE_TABLE_BYTES:].fill(0)     # the sparse index table starts cleared
     return lm
 
 

@@ -49,6 +49,7 @@ def _load_data_with_sparse(lw: LoweringContext, call: Call) -> None:
                      access.READ_SPAN, call.node)
         access.local(lw, hb.MTE1, dst, f"((({rep} - 1) * (1 + {gap}) + 1) * 512 if {rep} > 0 else 0)",
                      access.WRITE, call.node)
+    lw.facts.blas = True          # the AIC's cube scratch holds the sparse index table
     lw.emit_isa("sparse", "load_sparse", ["_st", "_lm", *_ints(dst), *_ints(src), *_ints(idx), *v], call.node)
 
 
@@ -74,5 +75,6 @@ def _mmad_with_sparse(lw: LoweringContext, call: Call) -> None:
                      call.node)
         access.local(lw, hb.M, dst, c_bytes, access.READ_SPAN, call.node)
         access.local(lw, hb.M, dst, c_bytes, access.WRITE, call.node)
+    lw.facts.blas = True
     lw.emit_isa("sparse", "mmad_sparse", ["_st", "_lm", *_ints(dst), *_ints(fm), *_ints(flt), m, n, k, init],
                 call.node)
