@@ -6,3 +6,4 @@ Like :mod:`npuemu.asc`, this module only gathers names: each family lives in
 its own ``npuemu/language/adv_*.py``.
 """
 from .language.adv_tiling import *
+from .language.adv_matmul import *

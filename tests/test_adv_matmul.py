@@ -1,0 +1,129 @@
+"""asc.adv.Matmul on cube-only kernels: iterate_all with bias and tails, the iterate loop with transposed
+inputs, and the object's own checks (docs/matmul-api.md).  References: NumPy in float32 (half inputs with
+small integers: the products and sums are exact, so results compare exactly)."""
+import numpy as np
+import pytest
+
+import npuemu
+import npuemu.asc as asc
+
+
+def tiling(m, n, k, bm=32, bn=32, bk=32):
+    """A valid single-core TCubeTiling for m x n x k (one core, base blocks bm x bn x bk)."""
+    return asc.adv.TCubeTiling(used_core_num=1, m=m, n=n, k_a=k, k_b=k, single_core_m=m, single_core_n=n,
+                               single_core_k=k, base_m=bm, base_n=bn, base_k=bk, depth_a1=1, depth_b1=1,
+                               step_m=1, step_n=1, step_k_a=1, step_k_b=1)
+
+
+@asc.jit(matmul_cube_only=True)
+def mm_all(a: asc.GlobalAddress, b: asc.GlobalAddress, bias: asc.GlobalAddress, c: asc.GlobalAddress,
+           t: asc.adv.TCubeTiling, use_bias: int, skip_b: int, c_len: int):
+    ag = asc.GlobalTensor()
+    ag.set_global_buffer(a)
+    bg = asc.GlobalTensor()
+    bg.set_global_buffer(b)
+    biasg = asc.GlobalTensor()
+    biasg.set_global_buffer(bias)
+    cg = asc.GlobalTensor()
+    cg.set_global_buffer(c, c_len)
+    pipe = asc.TPipe()
+    mm = asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, ag.dtype),
+                        b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, bg.dtype),
+                        c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, cg.dtype),
+                        bias=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, biasg.dtype))
+    asc.adv.register_matmul(pipe, mm, t)
+    mm.set_tensor_a(ag)
+    if skip_b == 0:
+        mm.set_tensor_b(bg)
+    if use_bias:
+        mm.set_bias(biasg)
+    mm.iterate_all(cg)
+    mm.end()
+
+
+def _data(m, n, k, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-4, 5, (m, k)).astype(np.float16)
+    b = rng.integers(-4, 5, (k, n)).astype(np.float16)
+    bias = rng.integers(-8, 9, n).astype(np.float32)
+    return a, b, bias
+
+
+def test_iterate_all_with_and_without_bias_and_tails():
+    # tails in every dimension (48 = 32 + 16, 40 = 32 + 8, 70 = 2 * 32 + 6), then a K that is one base block
+    for (m, n, k), use_bias in (((48, 40, 70), 1), ((48, 40, 70), 0), ((16, 64, 32), 1)):
+        a, b, bias = _data(m, n, k)
+        c = np.full((m, n), np.nan, np.float32)
+        mm_all[1](a, b, bias, c, tiling(m, n, k), use_bias, 0, m * n, check="full")
+        ref = a.astype(np.float32) @ b.astype(np.float32) + (bias if use_bias else 0)
+        np.testing.assert_array_equal(c, ref)
+
+
+def test_tiling_and_state_checks_name_the_call():
+    m, n, k = 32, 32, 32
+    a, b, bias = _data(m, n, k)
+    c = np.zeros((m, n), np.float32)
+    with pytest.raises(npuemu.AlignmentError, match="base_m = 24 is not a multiple of 16") as e:
+        mm_all[1](a, b, bias, c, tiling(m, n, k, bm=24), 0, 0, m * n)
+    assert "register_matmul" in str(e.value)
+    with pytest.raises(npuemu.AlignmentError, match="base_k = 8 is not a multiple of C0 = 16"):
+        mm_all[1](a, b, bias, c, tiling(m, n, k, bk=8), 0, 0, m * n)
+    with pytest.raises(npuemu.CapacityError, match="does not fit L0C"):
+        mm_all[1](a, b, bias, c, tiling(m, n, k, bm=256, bn=256), 0, 0, m * n)
+    with pytest.raises(npuemu.CapacityError, match="does not fit L0A"):
+        mm_all[1](a, b, bias, c, tiling(m, n, k, bm=512, bn=16, bk=128), 0, 0, m * n)
+    with pytest.raises(npuemu.NullPointerError, match="without B: call set_tensor_b") as e:
+        mm_all[1](a, b, bias, c, tiling(m, n, k), 0, 1, m * n)
+    assert "iterate_all" in str(e.value)
+    with pytest.raises(npuemu.BoundsError, match="writing C needs 1024 elements of the tensor, it has 1000"):
+        mm_all[1](a, b, bias, c, tiling(m, n, k), 0, 0, 1000)
+
+
+@asc.jit(matmul_cube_only=True)
+def mm_iter(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, t: asc.adv.TCubeTiling,
+            offs: asc.GlobalAddress, ta: asc.ConstExpr[bool], tb: asc.ConstExpr[bool]):
+    ag = asc.GlobalTensor()
+    ag.set_global_buffer(a)
+    bg = asc.GlobalTensor()
+    bg.set_global_buffer(b)
+    cg = asc.GlobalTensor()
+    cg.set_global_buffer(c, t.m * t.n)
+    og = asc.GlobalTensor()
+    og.set_global_buffer(offs)
+    pipe = asc.TPipe()
+    mm = asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, ag.dtype, ta),
+                        b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, bg.dtype, tb),
+                        c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, cg.dtype))
+    asc.adv.register_matmul(pipe, mm, t)
+    mm.set_tensor_a(ag, ta)
+    mm.set_tensor_b(bg, tb)
+    with mm.iterate() as count:
+        mm.get_tensor_c(cg)
+        off = mm.get_offset_c()
+        og.set_value(count, off.offset)
+    asc.data_cache_clean_and_invalid(og)
+    mm.end()
+
+
+def test_iterate_loop_transposed_inputs_half_output_and_tile_order():
+    m, n, k = 48, 64, 48
+    a, b, _ = _data(m, n, k, seed=1)
+    for ta, tb in ((True, True),):
+        c = np.zeros((m, n), np.float16)
+        offs = np.full(8, -1, np.int32)
+        mm_iter[1](np.ascontiguousarray(a.T) if ta else a, np.ascontiguousarray(b.T) if tb else b, c,
+                   tiling(m, n, k), offs, ta, tb, check="full")
+        np.testing.assert_array_equal(c, (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16))
+        # ORDER_M: tiles walk M first (2 tile rows of 32 and 16, 2 tile columns of 32)
+        np.testing.assert_array_equal(offs[:4], [0, 32 * n, 32, 32 * n + 32])
+
+
+def test_dtype_combination_refused_at_compile_time():
+    @asc.jit(matmul_cube_only=True)
+    def bad(a: asc.GlobalAddress):
+        mm = asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float32),
+                            b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float32),
+                            c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float16))
+
+    with pytest.raises(npuemu.KernelTypeError, match="float16 is not an output of float32 inputs"):
+        bad[1](np.zeros(4, np.float32))
