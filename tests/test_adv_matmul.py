@@ -101,7 +101,7 @@ def mm_iter(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, t:
         mm.get_tensor_c(cg)
         off = mm.get_offset_c()
         og.set_value(count, off.offset)
-    asc.data_cache_clean_and_invalid(og)
+    asc.data_cache_clean_and_invalid(asc.CacheLine.ENTIRE_DATA_CACHE, og)
     mm.end()
 
 

@@ -10,4 +10,4 @@ from . import tensor_meta  # noqa: F401
 from . import local_array  # noqa: F401
 from . import shape_info  # noqa: F401
 from . import buf_pool, list_tensor  # noqa: F401
-from . import adv_matmul  # noqa: F401
+from . import adv_matmul, adv_matmul_run  # noqa: F401

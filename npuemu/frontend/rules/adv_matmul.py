@@ -309,5 +309,3 @@ def _unsupported(lw: LoweringContext, call: Call) -> None:
     lw.fail(f"Matmul.{call.name} is not emulated by npuemu (docs/matmul-api.md lists what is)", call.node,
             UnsupportedSyntaxError)
 
-
-from . import adv_matmul_run  # noqa: E402,F401 - the computing methods, registered on import

@@ -134,7 +134,8 @@ def tile(a1: asc.LocalTensor, b1: asc.LocalTensor, a2: asc.LocalTensor, b2: asc.
     """C[r0:r0+tm, c0:c0+tn] = A @ B (+ bias) over ``sk`` into L0C."""
     if with_bias:
         if use_bias:
-            asc.data_copy(bias1, biasg[c0:], asc.DataCopyParams(1, cdiv(tn * 4, 32), 0, 0))
+            # one row, its 32-byte blocks back to back, the last one zero-padded (no read past the bias)
+            asc.data_copy(bias1, biasg[c0:], asc.Nd2NzParams(1, 1, tn, 0, tn, 1, 1, 0))
             asc.pipe_barrier(asc.PipeID.PIPE_ALL)
             asc.data_copy(bt, bias1, asc.DataCopyParams(1, cdiv(tn * 4, 64), 0, 0))
     for kk in range(cdiv(sk, bk)):
