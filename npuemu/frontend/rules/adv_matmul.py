@@ -29,7 +29,8 @@ _INPUTS = {dt.float16: (dt.float16, dt.float32), dt.bfloat16: (dt.bfloat16, dt.f
            dt.float32: (dt.float32,), dt.int8: (dt.int32, dt.float16)}
 _STATE = ("init", "om", "on", "oka", "okb", "okc", "sm", "sn", "sk", "bm", "bn", "bk", "order", "a_set",
           "a_rid", "a_off", "a_size", "b_set", "b_rid", "b_off", "b_size", "use_bias", "bias_rid", "bias_off",
-          "bias_size", "count", "tm", "tn", "r0", "c0", "deq")
+          "bias_size", "count", "tm", "tn", "r0", "c0", "deq", "ws_rid", "ws_off", "live", "kind", "t0", "t1", "seq",
+          "dst_rid", "dst_off", "dst_size", "c_shift")
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class MatmulT(KType):
     c: Any
     bias: Any
     cfg: Any
+    mix: bool = False
 
     def describe(self) -> str:
         return "Matmul"
@@ -110,12 +112,12 @@ def _matmul(lw: LoweringContext, call: Call) -> Value:
     cfg = lw.const_value(args["matmul_config"], call.node, "matmul_config") or lang.get_normal_config()
     _check_types(lw, call, a, b, c, bias)
     kt = lw.facts.kernel_type
-    if kt not in (KernelType.AIC_ONLY, KernelType.MIX_AIC_1_0):
-        lw.fail(f"asc.adv.Matmul in a {KernelType(kt).name} kernel: npuemu runs the Matmul object on cube-only "
-                f"kernels (@asc.jit(matmul_cube_only=True) or kernel_type=AIC_ONLY); the MIX form, where the "
-                f"vector cores drive the cube through messages, is not emulated yet (docs/matmul-api.md)",
-                call.node, UnsupportedSyntaxError)
-    mm = MatmulT(lw.count("adv_matmul"), a, b, c, bias, cfg)
+    if kt not in (KernelType.AIC_ONLY, KernelType.MIX_AIC_1_0, KernelType.MIX_AIC_1_1, KernelType.MIX_AIC_1_2):
+        lw.fail(f"asc.adv.Matmul in a {KernelType(kt).name} kernel: the object needs the cube: a cube-only kernel "
+                f"(@asc.jit(matmul_cube_only=True)) or a MIX one (kernel_type=KernelType.MIX_AIC_1_2, where the "
+                f"vector cores drive the cube; docs/matmul-api.md)", call.node, UnsupportedSyntaxError)
+    mix = kt in (KernelType.MIX_AIC_1_1, KernelType.MIX_AIC_1_2)
+    mm = MatmulT(lw.count("adv_matmul"), a, b, c, bias, cfg, mix)
     for name in _STATE:
         lw.declare_runtime(_v(mm, name), "np.int64(0)")
     return Value(mm)
@@ -135,22 +137,25 @@ def _tiling_fields(lw: LoweringContext, t: Value, call: Call) -> dict[str, str]:
     lw.type_error(f"Matmul init needs a TCubeTiling (or MatmulApiStaticTiling), got {lw.describe(t)}", call.node)
 
 
-def _init(lw: LoweringContext, call: Call, mm: MatmulT, tiling: Value) -> None:
-    o = _obj(lw, mm)
-    if o.pipe is None:
-        lw.fail("Matmul init before register_matmul: call asc.adv.register_matmul(pipe, matmul, tiling) so the "
-                "object can take its buffers from the pipe", call.node, UnsupportedSyntaxError)
+def _take_tiling(lw: LoweringContext, call: Call, mm: MatmulT, tiling: Value) -> dict[str, str]:
+    """The object's state from the tiling (every core)."""
     f = _tiling_fields(lw, tiling, call)
-    sz = mm.a.dtype.sizeof()
-    lw.emit_isa("adv_matmul", "check_tiling", ["_st", f["base_m"], f["base_n"], f["base_k"], f["depth_a1"],
-                                               f["depth_b1"], f["db_l0a"], f["db_l0b"], f["db_l0c"], str(sz),
-                                               "1" if mm.bias is not None else "0"], call.node)
     sets = {"om": f["m"], "on": f["n"], "oka": f["k_a"], "okb": f["k_b"], "okc": f["n"], "sm": f["single_core_m"],
             "sn": f["single_core_n"], "sk": f["single_core_k"], "bm": f["base_m"], "bn": f["base_n"],
             "bk": f["base_k"], "order": f["iterate_order"], "init": "1", "count": "0", "a_set": "0", "b_set": "0",
             "use_bias": "0"}
     for k, e in sets.items():
         lw.emit(f"{_v(mm, k)} = np.int64({e})")
+    return f
+
+
+def _cube_setup(lw: LoweringContext, call: Call, mm: MatmulT, f: dict[str, str]) -> None:
+    """On the cube core: check the tiling against the buffers and take them from the pipe (first init)."""
+    o = _obj(lw, mm)
+    sz = mm.a.dtype.sizeof()
+    lw.emit_isa("adv_matmul", "check_tiling", ["_st", f["base_m"], f["base_n"], f["base_k"], f["depth_a1"],
+                                               f["depth_b1"], f["db_l0a"], f["db_l0b"], f["db_l0c"], str(sz),
+                                               "1" if mm.bias is not None else "0"], call.node)
     if o.bufs is None:
         with_bias = mm.bias is not None
         out = lw.inline_values(_lib().alloc, [o.pipe, const(mm.a.dtype), const(_acc(mm)),
@@ -160,6 +165,17 @@ def _init(lw: LoweringContext, call: Call, mm: MatmulT, tiling: Value) -> None:
             out = out + lw.inline_values(_lib().alloc_bias, [o.pipe, const(_acc(mm)), scalar("int", _v(mm, "bn"))],
                                          {}, call.node).items
         o.bufs = tuple(lw.fresh_value(x, "mmbuf") for x in out)
+
+
+def _init(lw: LoweringContext, call: Call, mm: MatmulT, tiling: Value) -> None:
+    o = _obj(lw, mm)
+    if o.pipe is None:
+        lw.fail("Matmul init before register_matmul: call asc.adv.register_matmul(pipe, matmul, tiling) so the "
+                "object can take its buffers from the pipe", call.node, UnsupportedSyntaxError)
+    if mm.mix:
+        lw.fail("Matmul.init in a MIX kernel: give the tiling to register_matmul(pipe, matmul, tiling), where the "
+                "cube core starts serving the object", call.node, UnsupportedSyntaxError)
+    _cube_setup(lw, call, mm, _take_tiling(lw, call, mm, tiling))
 
 
 @rule(lang.register_matmul)
@@ -172,9 +188,17 @@ def _register(lw: LoweringContext, call: Call) -> None:
         lw.type_error(f"register_matmul needs the TPipe first, got {lw.describe(pipe)}", call.node)
     if not isinstance(mmv.type, MatmulT):
         lw.type_error(f"register_matmul needs an asc.adv.Matmul, got {lw.describe(mmv)}", call.node)
-    _obj(lw, mmv.type).pipe = pipe
-    if not (tiling.is_const and tiling.const is None):
-        _init(lw, call, mmv.type, tiling)
+    mm: MatmulT = mmv.type
+    _obj(lw, mm).pipe = pipe
+    if mm.mix:
+        if tiling.is_const and tiling.const is None:
+            lw.fail("register_matmul in a MIX kernel needs the tiling: the cube core initialises the object and "
+                    "serves it from here", call.node, UnsupportedSyntaxError)
+        from . import adv_matmul_mix as mix
+        f = _take_tiling(lw, call, mm, tiling)
+        mix.register(lw, call, mm, _v, ws, lambda: _cube_setup(lw, call, mm, f))
+    elif not (tiling.is_const and tiling.const is None):
+        _init(lw, call, mm, tiling)
 
 
 @method(MatmulT, "init")
@@ -300,7 +324,13 @@ def _accepted(lw: LoweringContext, call: Call) -> None:
 @method(MatmulT, "end")
 def _end(lw: LoweringContext, call: Call) -> None:
     call.bind_to(lw, lang.Matmul.end)
-    lw.emit(f"{_v(call.recv.type, 'init')} = np.int64(0)")
+    mm: MatmulT = call.recv.type
+    if mm.mix:
+        from . import adv_matmul_mix as mix
+        from ...isa.adv_matmul_msg import KIND_END
+        with lw.emit_if(f"{_v(mm, 'live')} != 0"):
+            mix.request(lw, call, mm, _v, KIND_END, {})
+    lw.emit(f"{_v(mm, 'init')} = np.int64(0)")
 
 
 @method(MatmulT, "set_self_define_data", "set_sparse_index", "set_user_def_info", "async_get_tensor_c",

@@ -164,3 +164,11 @@ def store(cg: asc.GlobalTensor, co1: asc.LocalTensor, tm: int, tn: int, ld: int,
     asc.fixpipe(cg, co1, asc.FixpipeParamsV220(tn, tm, (tm + 15) // 16 * 16, ld, quant, deq, 1, 0, 0, False, 0,
                                                False), asc.FixpipeConfig(asc.CO2Layout.ROW_MAJOR))
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+
+
+@_lib
+def to_ub(ub: asc.LocalTensor, stage: asc.GlobalTensor, count: int):
+    """A MIX kernel's tile, left by the cube in the AIV's staging area, -> UB (MTE2), ready for the vector unit."""
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.data_copy(ub, stage, count)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)

@@ -10,11 +10,12 @@ from __future__ import annotations
 from ...errors import UnsupportedSyntaxError
 from ...language import adv_matmul as lang
 from ...language import dtype as dt
-from ...language.enums import QuantModes
+from ...isa.adv_matmul_msg import KIND_TILES
+from ...language.enums import QuantModes, TPosition
 from .. import registry
 from ..context import LoweringContext
 from ..registry import Call, method
-from ..types import GlobalTensorT, RecordT, Value, const, scalar
+from ..types import GlobalTensorT, LocalTensorT, RecordT, Value, const, scalar
 from .adv_matmul import MatmulT, _int, _lib, _obj, _v
 from .common import plain_int
 
@@ -34,6 +35,8 @@ def _ready(lw: LoweringContext, call: Call, mm: MatmulT) -> tuple[Value, ...]:
     lw.emit_isa("adv_matmul", "check_ready", ["_st", _v(mm, "init"), _v(mm, "a_set"), _v(mm, "b_set"),
                                               _v(mm, "sm"), _v(mm, "sn"), _v(mm, "sk")], call.node)
     bufs = _obj(lw, mm).bufs
+    if mm.mix:
+        return ()
     if bufs is None:
         lw.fail(f"Matmul.{call.name} before init: call asc.adv.register_matmul(pipe, matmul, tiling) or "
                 f"matmul.init(tiling) first", call.node, UnsupportedSyntaxError)
@@ -95,7 +98,8 @@ def _iterate(lw: LoweringContext, call: Call) -> Value:
     lw.emit(f"{more} = {count} < {_tiles(mm)}")
     with lw.emit_if(more):
         _place(lw, mm, count)
-        _tile(lw, call, mm, bufs)
+        if not mm.mix:          # MIX: the cube computes the tile when get_tensor_c asks for it
+            _tile(lw, call, mm, bufs)
         lw.emit(f"{count} += 1")
     # after the last tile the next round starts again from the first (a new set_tensor_a/b, set_tail, ...)
     lw.emit(f"if not {more}: {count} = np.int64(0)")
@@ -111,15 +115,17 @@ registry.LOOP_CONTEXTS[(MatmulT, "iterate")] = "_tile_index"
 
 
 def _out(lw: LoweringContext, call: Call, mm: MatmulT, tensor: Value, need: str, tiles: str) -> tuple[str, ...]:
-    if not isinstance(tensor.type, GlobalTensorT) or tensor.type.dtype is None:
+    if mm.mix and isinstance(tensor.type, LocalTensorT) and tensor.type.pos in _UB:
+        pass
+    elif not isinstance(tensor.type, GlobalTensorT) or tensor.type.dtype is None:
         lw.fail(f"Matmul output to {lw.describe(tensor)}: a cube-only kernel writes C to a GlobalTensor (L0C "
-                f"has no path to UB on Atlas A2/A3; the MIX form is not emulated yet)", call.node,
+                f"has no path to UB on Atlas A2/A3); a MIX kernel's vector cores take it into UB", call.node,
                 UnsupportedSyntaxError)
     if tensor.type.dtype is not mm.c.dtype:
         lw.type_error(f"Matmul output tensor is {tensor.type.dtype.name}, the C MatmulType says "
                       f"{mm.c.dtype.name}", call.node)
     codes = tuple(plain_int(c) for c in tensor.code)
-    lw.emit_isa("adv_matmul", "check_out", ["_st", _v(mm, "init"), tiles, need, codes[2]], call.node)
+    lw.emit_isa("adv_matmul", "check_out", ["_st", _v(mm, "init"), tiles, need, codes[-1]], call.node)
     return codes
 
 
@@ -147,6 +153,9 @@ def _get_tensor_c(lw: LoweringContext, call: Call) -> None:
     if not seq.is_const:
         lw.fail("en_sequential_write must be a constant", call.node, UnsupportedSyntaxError)
     tm, tn, r0, c0 = (_v(mm, k) for k in ("tm", "tn", "r0", "c0"))
+    if mm.mix:
+        _mix_get_tensor_c(lw, call, mm, a["tensor"], bool(seq.const))
+        return
     if seq.const:
         ld = _s(mm, "bn")
         need = f"(({tm} - 1) * {_v(mm, 'bn')} + {tn})"
@@ -168,24 +177,28 @@ def _iterate_all(lw: LoweringContext, call: Call) -> None:
     mm: MatmulT = call.recv.type
     a = call.bind_to(lw, lang.Matmul.iterate_all)
     _atomic(lw, call, a.get("en_atomic", const(0)))
+    if mm.mix:
+        _mix_all(lw, call, mm, a["tensor"], "0")
+        return
     _all(lw, call, mm, a["tensor"], "0", "0", "0")
 
 
 def _all(lw: LoweringContext, call: Call, mm: MatmulT, tensor: Value, a_shift: str, b_shift: str,
          c_shift: str) -> None:
     """Every tile of the block into ``tensor`` (+ ``c_shift`` elements), A/B shifted by elements."""
+    if mm.mix:
+        saved = _shift(lw, mm, a_shift, b_shift)
+        _mix_all(lw, call, mm, tensor, c_shift)
+        for w, var in saved.items():
+            lw.emit(f"{_v(mm, w + '_off')} = {var}")
+        return
     bufs = _ready(lw, call, mm)
     ldc = _v(mm, "okc")
     need = f"({c_shift} + ({_v(mm, 'sm')} - 1) * {ldc} + {_v(mm, 'sn')})"
     rid, off, size = _out(lw, call, mm, tensor, need, "1")
     t = lw.new_var("mmt")
     sz = mm.c.dtype.sizeof()
-    saved = {}
-    for w, shift in (("a", a_shift), ("b", b_shift)):
-        if shift != "0":
-            saved[w] = lw.new_var(f"mm{w}off")
-            lw.emit(f"{saved[w]} = {_v(mm, w + '_off')}")
-            lw.emit(f"{_v(mm, w + '_off')} += ({shift}) * {getattr(mm, w).dtype.sizeof()}")
+    saved = _shift(lw, mm, a_shift, b_shift)
     with lw.emit_block(f"for {t} in range({_tiles(mm)}):"):
         _place(lw, mm, t)
         _tile(lw, call, mm, bufs)
@@ -226,3 +239,64 @@ def _get_offset_c(lw: LoweringContext, call: Call) -> Value:
     items = [lw.fresh_value(scalar("int", e), "mmoff") for e in
              (f"({r0} * {_v(mm, 'okc')} + {c0})", r0, c0, tm, tn)]
     return Value(RecordT(lang.MatrixOffset, ("offset", "row", "col", "height", "width")), items=tuple(items))
+
+
+def _shift(lw: LoweringContext, mm: MatmulT, a_shift: str, b_shift: str) -> dict[str, str]:
+    """Move A and B by elements for one matmul of a batch; returns the variables holding the old offsets."""
+    saved = {}
+    for w, shift in (("a", a_shift), ("b", b_shift)):
+        if shift != "0":
+            saved[w] = lw.new_var(f"mm{w}off")
+            lw.emit(f"{saved[w]} = {_v(mm, w + '_off')}")
+            lw.emit(f"{_v(mm, w + '_off')} += ({shift}) * {getattr(mm, w).dtype.sizeof()}")
+    return saved
+
+
+# --------------------------------------------------------------------------- MIX: the AIV's requests, the AIC's work
+
+_UB = (TPosition.VECIN, TPosition.VECOUT, TPosition.VECCALC)
+
+
+def _mix_get_tensor_c(lw: LoweringContext, call: Call, mm: MatmulT, tensor: Value, seq: bool) -> None:
+    from . import adv_matmul_mix as mix
+    tm, tn, r0, c0 = (_v(mm, k) for k in ("tm", "tn", "r0", "c0"))
+    count = _v(mm, "count")
+    tile = {"t0": f"({count} - 1)", "t1": count, "c_shift": "0"}
+    if mix.is_ub(tensor):
+        bn = _v(mm, "bn")
+        _out(lw, call, mm, tensor, f"({tm} * {bn})", count)
+        st = mix.stage(lw, mm, _v)
+        mix.request(lw, call, mm, _v, KIND_TILES, {**tile, "seq": "1", "dst_rid": st.code[0], "dst_off": st.code[1],
+                                                   "dst_size": "-1"})
+        lw.inline_values(_lib().to_ub, [tensor, st, scalar("int", f"({tm} * {bn})")], {}, call.node)
+        return
+    ldc = _v(mm, "bn") if seq else _v(mm, "okc")
+    need = f"(({tm} - 1) * {ldc} + {tn})" if seq else f"(({r0} + {tm} - 1) * {ldc} + {c0} + {tn})"
+    rid, off, size = _out(lw, call, mm, tensor, need, count)
+    mix.request(lw, call, mm, _v, KIND_TILES, {**tile, "seq": "1" if seq else "0", "dst_rid": rid, "dst_off": off,
+                                               "dst_size": size})
+
+
+def _mix_all(lw: LoweringContext, call: Call, mm: MatmulT, tensor: Value, c_shift: str) -> None:
+    from . import adv_matmul_mix as mix
+    _ready(lw, call, mm)
+    ldc = _v(mm, "okc")
+    need = f"({c_shift} + ({_v(mm, 'sm')} - 1) * {ldc} + {_v(mm, 'sn')})"
+    rid, off, size = _out(lw, call, mm, tensor, need, "1")
+    mix.request(lw, call, mm, _v, KIND_TILES, {"t0": "0", "t1": _tiles(mm), "c_shift": c_shift, "seq": "0",
+                                               "dst_rid": rid, "dst_off": off, "dst_size": size})
+
+
+def serve_tiles(lw: LoweringContext, call: Call, mm: MatmulT) -> None:
+    """On the AIC: tiles ``t0 .. t1 - 1`` of the request (state variables set from it) into its destination."""
+    bufs = _obj(lw, mm).bufs
+    t = lw.new_var("mmt")
+    sz = mm.c.dtype.sizeof()
+    v = {k: _v(mm, k) for k in ("t0", "t1", "seq", "r0", "c0", "okc", "bn", "dst_rid", "dst_off", "c_shift")}
+    with lw.emit_block(f"for {t} in range({v['t0']}, {v['t1']}):"):
+        _place(lw, mm, t)
+        _tile(lw, call, mm, bufs)
+        at = f"(0 if {v['seq']} != 0 else {v['c_shift']} + {v['r0']} * {v['okc']} + {v['c0']})"
+        dst = lw.fresh_value(Value(GlobalTensorT(mm.c.dtype), code=(v["dst_rid"], f"({v['dst_off']} + {at} * {sz})",
+                                                                    "-1")), "mmc")
+        _store(lw, call, mm, dst, scalar("int", f"({v['bn']} if {v['seq']} != 0 else {v['okc']})"))
