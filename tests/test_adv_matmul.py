@@ -127,3 +127,86 @@ def test_dtype_combination_refused_at_compile_time():
 
     with pytest.raises(npuemu.KernelTypeError, match="float16 is not an output of float32 inputs"):
         bad[1](np.zeros(4, np.float32))
+
+
+@asc.jit(matmul_cube_only=True)
+def mm_types(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, t: asc.adv.TCubeTiling,
+             ta: asc.ConstExpr[bool], tb: asc.ConstExpr[bool]):
+    ag = asc.GlobalTensor()
+    ag.set_global_buffer(a)
+    bg = asc.GlobalTensor()
+    bg.set_global_buffer(b)
+    cg = asc.GlobalTensor()
+    cg.set_global_buffer(c)
+    pipe = asc.TPipe()
+    mm = asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, ag.dtype, ta),
+                        b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, bg.dtype, tb),
+                        c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, cg.dtype))
+    asc.adv.register_matmul(pipe, mm, t)
+    mm.set_tensor_a(ag, ta)
+    mm.set_tensor_b(bg, tb)
+    while mm.iterate():
+        mm.get_tensor_c(cg)
+    mm.end()
+
+
+def test_float32_bfloat16_int8_inputs():
+    from cube_helpers import bf16_bits
+    m, n, k = 40, 48, 72
+    rng = np.random.default_rng(2)
+    a = rng.integers(-8, 8, (m, k))
+    b = rng.integers(-8, 8, (k, n))
+    ref = (a @ b).astype(np.float32)
+    # float32 (base_k a multiple of 8), B as is: float32 C, exact for small integers
+    c = np.zeros((m, n), np.float32)
+    mm_types[1](a.astype(np.float32), b.astype(np.float32), c, tiling(m, n, k, bk=16), False, False,
+                check="full")
+    np.testing.assert_array_equal(c, ref)
+    # bfloat16, both transposed: float32 C
+    c = np.zeros((m, n), np.float32)
+    mm_types[1](npuemu.gm_buffer(bf16_bits(a.T.astype(np.float32)), asc.bfloat16),
+                npuemu.gm_buffer(bf16_bits(b.T.astype(np.float32)), asc.bfloat16), c, tiling(m, n, k), True, True)
+    np.testing.assert_array_equal(c, ref)
+    # int8 with B given as [N, K]: int32 C, exact (base_k a multiple of 32)
+    c = np.zeros((m, n), np.int32)
+    mm_types[1](a.astype(np.int8), np.ascontiguousarray(b.T).astype(np.int8), c, tiling(m, n, k, bk=64), False,
+                True, check="full")
+    np.testing.assert_array_equal(c, a @ b)
+
+
+@asc.jit(kernel_type=asc.KernelType.MIX_AIC_1_2)
+def mm_mix(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, t: asc.adv.TCubeTiling,
+           ws: asc.GlobalAddress, skip_b: int):
+    rows = asc.get_block_idx() * t.single_core_m          # each vector core: its own block of rows
+    ag = asc.GlobalTensor()
+    ag.set_global_buffer(a + rows * t.k_a)
+    bg = asc.GlobalTensor()
+    bg.set_global_buffer(b)
+    cg = asc.GlobalTensor()
+    cg.set_global_buffer(c + rows * t.n)
+    pipe = asc.TPipe()
+    mm = asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, ag.dtype),
+                        b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, bg.dtype),
+                        c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, cg.dtype))
+    asc.adv.register_matmul(pipe, ws, mm, t)
+    mm.set_tensor_a(ag)
+    if skip_b == 0:
+        mm.set_tensor_b(bg)
+    mm.iterate_all(cg)
+
+
+def test_mix_iterate_all_and_its_checks():
+    """Two AI Cores (four vector cores, each a 16-row block); the objects end when their cores finish."""
+    m, n, k = 64, 32, 48
+    a, b, _ = _data(m, n, k, seed=4)
+    t = asc.adv.TCubeTiling(used_core_num=4, m=m, n=n, k_a=k, k_b=k, single_core_m=16, single_core_n=n,
+                            single_core_k=k, base_m=16, base_n=32, base_k=16, depth_a1=1, depth_b1=1)
+    ws = np.zeros(4 * (512 + 128 * 1024), np.uint8)
+    c = np.zeros((m, n), np.float16)
+    mm_mix[2](a, b, c, t, ws, 0, check="full")
+    np.testing.assert_array_equal(c, (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16))
+    with pytest.raises(npuemu.NullPointerError, match="without B") as e:
+        mm_mix[2](a, b, c, t, ws, 1)
+    assert "AIV" in str(e.value) and "iterate_all" in str(e.value)
+    with pytest.raises(npuemu.BoundsError, match="the workspace needs 526336 bytes"):
+        mm_mix[2](a, b, c, t, ws[:1000], 0)
