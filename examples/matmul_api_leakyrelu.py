@@ -13,7 +13,7 @@ import asc.runtime.config as config
 import asc.lib.runtime as rt
 
 
-@asc.jit(kernel_type=config.KernelType.MIX_AIC_1_2)
+@asc.jit           # a kernel using the Matmul API is MIX_AIC_1_2 unless told otherwise (as in pyasc)
 def matmul_leakyrelu_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, bias: asc.GlobalAddress,
                             c: asc.GlobalAddress, alpha: float, tiling: asc.adv.TCubeTiling,
                             workspace: asc.GlobalAddress):

@@ -17,7 +17,7 @@ def tiling(m, n, k, bm=32, bn=32, bk=32):
 
 @asc.jit(matmul_cube_only=True)
 def mm_all(a: asc.GlobalAddress, b: asc.GlobalAddress, bias: asc.GlobalAddress, c: asc.GlobalAddress,
-           t: asc.adv.TCubeTiling, use_bias: int, skip_b: int, c_len: int):
+           t: asc.adv.TCubeTiling, use_bias: int, skip_b: int, c_len: int, end_first: int = 0):
     ag = asc.GlobalTensor()
     ag.set_global_buffer(a)
     bg = asc.GlobalTensor()
@@ -37,6 +37,8 @@ def mm_all(a: asc.GlobalAddress, b: asc.GlobalAddress, bias: asc.GlobalAddress, 
         mm.set_tensor_b(bg)
     if use_bias:
         mm.set_bias(biasg)
+    if end_first:
+        mm.end()
     mm.iterate_all(cg)
     mm.end()
 
@@ -75,6 +77,8 @@ def test_tiling_and_state_checks_name_the_call():
     with pytest.raises(npuemu.NullPointerError, match="without B: call set_tensor_b") as e:
         mm_all[1](a, b, bias, c, tiling(m, n, k), 0, 1, m * n)
     assert "iterate_all" in str(e.value)
+    with pytest.raises(npuemu.NullPointerError, match="Matmul used before init"):
+        mm_all[1](a, b, bias, c, tiling(m, n, k), 0, 0, m * n, 1)
     with pytest.raises(npuemu.BoundsError, match="writing C needs 1024 elements of the tensor, it has 1000"):
         mm_all[1](a, b, bias, c, tiling(m, n, k), 0, 0, 1000)
 
@@ -118,6 +122,31 @@ def test_iterate_loop_transposed_inputs_half_output_and_tile_order():
         np.testing.assert_array_equal(offs[:4], [0, 32 * n, 32, 32 * n + 32])
 
 
+def test_what_is_refused_at_compile_time():
+    kinds = {"aiv": asc.KernelType.AIV_ONLY}
+
+    @asc.jit(kernel_type=kinds["aiv"])
+    def vector_only(a: asc.GlobalAddress):
+        mm = asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float16),
+                            b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float16),
+                            c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float32))
+
+    with pytest.raises(npuemu.UnsupportedSyntaxError, match="needs the cube"):
+        vector_only[1](np.zeros(4, np.float32))
+
+    @asc.jit(matmul_cube_only=True)
+    def no_init(a: asc.GlobalAddress):
+        ag = asc.GlobalTensor()
+        ag.set_global_buffer(a)
+        mm = asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float16),
+                            b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float16),
+                            c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float16))
+        mm.set_sparse_index(ag)
+
+    with pytest.raises(npuemu.UnsupportedSyntaxError, match="set_sparse_index is not emulated"):
+        no_init[1](np.zeros(4, np.float16))
+
+
 def test_dtype_combination_refused_at_compile_time():
     @asc.jit(matmul_cube_only=True)
     def bad(a: asc.GlobalAddress):
@@ -131,7 +160,7 @@ def test_dtype_combination_refused_at_compile_time():
 
 @asc.jit(matmul_cube_only=True)
 def mm_types(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, t: asc.adv.TCubeTiling,
-             ta: asc.ConstExpr[bool], tb: asc.ConstExpr[bool]):
+             ta: asc.ConstExpr[bool], tb: asc.ConstExpr[bool], deq: int, hf32: int):
     ag = asc.GlobalTensor()
     ag.set_global_buffer(a)
     bg = asc.GlobalTensor()
@@ -145,6 +174,8 @@ def mm_types(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, t
     asc.adv.register_matmul(pipe, mm, t)
     mm.set_tensor_a(ag, ta)
     mm.set_tensor_b(bg, tb)
+    mm.set_quant_scalar(deq)
+    mm.set_hf32(hf32 != 0, 0)
     while mm.iterate():
         mm.get_tensor_c(cg)
     mm.end()
@@ -159,19 +190,31 @@ def test_float32_bfloat16_int8_inputs():
     ref = (a @ b).astype(np.float32)
     # float32 (base_k a multiple of 8), B as is: float32 C, exact for small integers
     c = np.zeros((m, n), np.float32)
-    mm_types[1](a.astype(np.float32), b.astype(np.float32), c, tiling(m, n, k, bk=16), False, False,
+    mm_types[1](a.astype(np.float32), b.astype(np.float32), c, tiling(m, n, k, bk=16), False, False, 0, 0,
                 check="full")
     np.testing.assert_array_equal(c, ref)
+    # float32 in HF32 mode: inputs rounded to 11 mantissa bits (to nearest even) before the products
+    from cube_helpers import hf32_ref
+    af, bf = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    mm_types[1](af, bf, c, tiling(m, n, k, bk=16), False, False, 0, 1)
+    want = hf32_ref(af, False).astype(np.float64) @ hf32_ref(bf, False).astype(np.float64)
+    np.testing.assert_allclose(c, want, rtol=0, atol=1e-5 * np.sqrt(k) * np.abs(want).max())
+    assert np.abs(c - af.astype(np.float64) @ bf.astype(np.float64)).max() > 1e-4   # the rounding shows
     # bfloat16, both transposed: float32 C
     c = np.zeros((m, n), np.float32)
     mm_types[1](npuemu.gm_buffer(bf16_bits(a.T.astype(np.float32)), asc.bfloat16),
-                npuemu.gm_buffer(bf16_bits(b.T.astype(np.float32)), asc.bfloat16), c, tiling(m, n, k), True, True)
+                npuemu.gm_buffer(bf16_bits(b.T.astype(np.float32)), asc.bfloat16), c, tiling(m, n, k), True, True, 0, 0)
     np.testing.assert_array_equal(c, ref)
     # int8 with B given as [N, K]: int32 C, exact (base_k a multiple of 32)
     c = np.zeros((m, n), np.int32)
     mm_types[1](a.astype(np.int8), np.ascontiguousarray(b.T).astype(np.int8), c, tiling(m, n, k, bk=64), False,
-                True, check="full")
+                True, 0, 0, check="full")
     np.testing.assert_array_equal(c, a @ b)
+    # int8 -> float16 C through the quantisation scale of set_quant_scalar (0.5: exact)
+    h = np.zeros((m, n), np.float16)
+    mm_types[1](a.astype(np.int8), np.ascontiguousarray(b.T).astype(np.int8), h, tiling(m, n, k, bk=64), False,
+                True, int(np.float32(0.5).view(np.uint32)), 0)
+    np.testing.assert_array_equal(h, ((a @ b) * 0.5).astype(np.float16))
 
 
 @asc.jit(kernel_type=asc.KernelType.MIX_AIC_1_2)
