@@ -17,7 +17,7 @@ def tiling(m, n, k, bm=32, bn=32, bk=32):
 
 @asc.jit(matmul_cube_only=True)
 def mm_all(a: asc.GlobalAddress, b: asc.GlobalAddress, bias: asc.GlobalAddress, c: asc.GlobalAddress,
-           t: asc.adv.TCubeTiling, use_bias: int, skip_b: int, c_len: int, end_first: int = 0):
+           t: asc.adv.TCubeTiling, use_bias: int, skip_b: int, c_len: int, end_first: int = 0, atomic: int = 0):
     ag = asc.GlobalTensor()
     ag.set_global_buffer(a)
     bg = asc.GlobalTensor()
@@ -39,7 +39,7 @@ def mm_all(a: asc.GlobalAddress, b: asc.GlobalAddress, bias: asc.GlobalAddress, 
         mm.set_bias(biasg)
     if end_first:
         mm.end()
-    mm.iterate_all(cg)
+    mm.iterate_all(cg, en_atomic=atomic)
     mm.end()
 
 
@@ -59,6 +59,12 @@ def test_iterate_all_with_and_without_bias_and_tails():
         mm_all[1](a, b, bias, c, tiling(m, n, k), use_bias, 0, m * n, check="full")
         ref = a.astype(np.float32) @ b.astype(np.float32) + (bias if use_bias else 0)
         np.testing.assert_array_equal(c, ref)
+    # en_atomic=1 adds C to what GM holds, 2 keeps the maximum
+    c0 = np.arange(m * n, dtype=np.float32).reshape(m, n) - 100
+    for atomic, combine in ((1, np.add), (2, np.maximum)):
+        c = c0.copy()
+        mm_all[1](a, b, bias, c, tiling(m, n, k), 1, 0, m * n, 0, atomic)
+        np.testing.assert_array_equal(c, combine(c0, ref))
 
 
 def test_tiling_and_state_checks_name_the_call():
@@ -160,7 +166,8 @@ def test_dtype_combination_refused_at_compile_time():
 
 @asc.jit(matmul_cube_only=True)
 def mm_types(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, t: asc.adv.TCubeTiling,
-             ta: asc.ConstExpr[bool], tb: asc.ConstExpr[bool], deq: int, hf32: int):
+             ta: asc.ConstExpr[bool], tb: asc.ConstExpr[bool], deq: int, hf32: int, fa: asc.ConstExpr,
+             fb: asc.ConstExpr):
     ag = asc.GlobalTensor()
     ag.set_global_buffer(a)
     bg = asc.GlobalTensor()
@@ -168,8 +175,8 @@ def mm_types(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, t
     cg = asc.GlobalTensor()
     cg.set_global_buffer(c)
     pipe = asc.TPipe()
-    mm = asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, ag.dtype, ta),
-                        b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, bg.dtype, tb),
+    mm = asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, fa, ag.dtype, ta),
+                        b=asc.adv.MatmulType(asc.TPosition.GM, fb, bg.dtype, tb),
                         c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, cg.dtype))
     asc.adv.register_matmul(pipe, mm, t)
     mm.set_tensor_a(ag, ta)
@@ -181,6 +188,17 @@ def mm_types(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, t
     mm.end()
 
 
+ND, NZ = asc.CubeFormat.ND, asc.CubeFormat.NZ
+
+
+def nz(x: np.ndarray, c0: int) -> np.ndarray:
+    """An ND matrix in NZ layout (column blocks of c0 elements, rows padded to 16), as stored in GM."""
+    r, c = x.shape
+    p = np.zeros((-(-r // 16) * 16, -(-c // c0) * c0), x.dtype)
+    p[:r, :c] = x
+    return np.ascontiguousarray(p.reshape(p.shape[0], -1, c0).transpose(1, 0, 2))
+
+
 def test_float32_bfloat16_int8_inputs():
     from cube_helpers import bf16_bits
     m, n, k = 40, 48, 72
@@ -190,30 +208,31 @@ def test_float32_bfloat16_int8_inputs():
     ref = (a @ b).astype(np.float32)
     # float32 (base_k a multiple of 8), B as is: float32 C, exact for small integers
     c = np.zeros((m, n), np.float32)
-    mm_types[1](a.astype(np.float32), b.astype(np.float32), c, tiling(m, n, k, bk=16), False, False, 0, 0,
+    mm_types[1](a.astype(np.float32), b.astype(np.float32), c, tiling(m, n, k, bk=16), False, False, 0, 0, ND, ND,
                 check="full")
     np.testing.assert_array_equal(c, ref)
     # float32 in HF32 mode: inputs rounded to 11 mantissa bits (to nearest even) before the products
     from cube_helpers import hf32_ref
     af, bf = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
-    mm_types[1](af, bf, c, tiling(m, n, k, bk=16), False, False, 0, 1)
+    mm_types[1](af, bf, c, tiling(m, n, k, bk=16), False, False, 0, 1, ND, ND)
     want = hf32_ref(af, False).astype(np.float64) @ hf32_ref(bf, False).astype(np.float64)
     np.testing.assert_allclose(c, want, rtol=0, atol=1e-5 * np.sqrt(k) * np.abs(want).max())
     assert np.abs(c - af.astype(np.float64) @ bf.astype(np.float64)).max() > 1e-4   # the rounding shows
     # bfloat16, both transposed: float32 C
     c = np.zeros((m, n), np.float32)
     mm_types[1](npuemu.gm_buffer(bf16_bits(a.T.astype(np.float32)), asc.bfloat16),
-                npuemu.gm_buffer(bf16_bits(b.T.astype(np.float32)), asc.bfloat16), c, tiling(m, n, k), True, True, 0, 0)
+                npuemu.gm_buffer(bf16_bits(b.T.astype(np.float32)), asc.bfloat16), c, tiling(m, n, k), True, True, 0, 0,
+                ND, ND)
     np.testing.assert_array_equal(c, ref)
     # int8 with B given as [N, K]: int32 C, exact (base_k a multiple of 32)
     c = np.zeros((m, n), np.int32)
     mm_types[1](a.astype(np.int8), np.ascontiguousarray(b.T).astype(np.int8), c, tiling(m, n, k, bk=64), False,
-                True, 0, 0, check="full")
+                True, 0, 0, ND, ND, check="full")
     np.testing.assert_array_equal(c, a @ b)
     # int8 -> float16 C through the quantisation scale of set_quant_scalar (0.5: exact)
     h = np.zeros((m, n), np.float16)
     mm_types[1](a.astype(np.int8), np.ascontiguousarray(b.T).astype(np.int8), h, tiling(m, n, k, bk=64), False,
-                True, int(np.float32(0.5).view(np.uint32)), 0)
+                True, int(np.float32(0.5).view(np.uint32)), 0, ND, ND)
     np.testing.assert_array_equal(h, ((a @ b) * 0.5).astype(np.float16))
 
 
@@ -253,3 +272,11 @@ def test_mix_iterate_all_and_its_checks():
     assert "AIV" in str(e.value) and "iterate_all" in str(e.value)
     with pytest.raises(npuemu.BoundsError, match="the workspace needs 526336 bytes"):
         mm_mix[2](a, b, c, t, ws[:1000], 0)
+
+
+def test_nz_inputs():
+    m, n, k = 40, 48, 56
+    a, b, _ = _data(m, n, k, seed=6)
+    c = np.zeros((m, n), np.float32)
+    mm_types[1](nz(a, 16), nz(b, 16), c, tiling(m, n, k), False, False, 0, 0, NZ, NZ, check="full")
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))

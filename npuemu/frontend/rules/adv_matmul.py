@@ -30,7 +30,7 @@ _INPUTS = {dt.float16: (dt.float16, dt.float32), dt.bfloat16: (dt.bfloat16, dt.f
 _STATE = ("init", "om", "on", "oka", "okb", "okc", "sm", "sn", "sk", "bm", "bn", "bk", "order", "a_set",
           "a_rid", "a_off", "a_size", "b_set", "b_rid", "b_off", "b_size", "use_bias", "bias_rid", "bias_off",
           "bias_size", "count", "tm", "tn", "r0", "c0", "deq", "ws_rid", "ws_off", "live", "kind", "t0", "t1", "seq",
-          "dst_rid", "dst_off", "dst_size", "c_shift")
+          "dst_rid", "dst_off", "dst_size", "c_shift", "atomic")
 
 
 @dataclass(frozen=True)
@@ -93,9 +93,11 @@ def _check_types(lw: LoweringContext, call: Call, a: Any, b: Any, c: Any, bias: 
         if t is not None and t.position != TPosition.GM:
             lw.fail(f"Matmul {name} in {TPosition(t.position).name}: npuemu emulates A, B and the bias in GM "
                     f"(TPosition.GM); see docs/matmul-api.md", call.node, UnsupportedSyntaxError)
-        if t is not None and t.format != CubeFormat.ND:
-            lw.fail(f"Matmul {name} in format {CubeFormat(t.format).name}: npuemu emulates ND inputs; see "
-                    f"docs/matmul-api.md", call.node, UnsupportedSyntaxError)
+        if t is not None and t.format != CubeFormat.ND and (name == "bias" or t.format != CubeFormat.NZ or
+                                                             t.is_trans or t.dtype.sizeof() != 2):
+            lw.fail(f"Matmul {name} in format {CubeFormat(t.format).name}: npuemu emulates ND inputs, and NZ A and "
+                    f"B of float16/bfloat16 not transposed; see docs/matmul-api.md", call.node,
+                    UnsupportedSyntaxError)
     if a.is_trans and a.dtype.sizeof() != 2:
         lw.fail(f"Matmul with a transposed {a.dtype.name} A: npuemu emulates transposed A for float16 and "
                 f"bfloat16", call.node, UnsupportedSyntaxError)

@@ -61,10 +61,22 @@ def alloc_bias(pipe: asc.TPipe, dacc: asc.ConstExpr, bn: int):
 
 
 @_lib
+def copy_nz(l1: asc.LocalTensor, g: asc.GlobalTensor, row0: int, col0: int, rows: int, cols: int, height: int):
+    """A ``rows x cols`` tile of a matrix stored NZ in GM (column blocks of C0 elements, ``height`` rows
+    each) -> L1 NZ: per column block, ``align(rows, 16)`` rows of 32 bytes, one DataCopy."""
+    c0 = 32 // g.dtype.sizeof()
+    h = (rows + 15) // 16 * 16
+    asc.data_copy(l1, g[col0 // c0 * height * c0 + row0 * c0:],
+                  asc.DataCopyParams(cdiv(cols, c0), h, height - h, 0))
+
+
+@_lib
 def copy_a(a1: asc.LocalTensor, ag: asc.GlobalTensor, r0: int, k0: int, tm: int, tk: int, ld: int,
-           trans: asc.ConstExpr[bool]):
+           trans: asc.ConstExpr[bool], nz: asc.ConstExpr[bool], height: int):
     """The ``tm x tk`` tile of A -> L1 NZ (A^T: its ``tk x tm`` tile; a single row: a plain vector)."""
-    if trans:
+    if nz:
+        copy_nz(a1, ag, r0, k0, tm, tk, height)
+    elif trans:
         asc.data_copy(a1, ag[k0 * ld + r0:], asc.Nd2NzParams(1, tk, tm, 0, ld, (tk + 15) // 16 * 16, 1, 0))
     else:
         stride = (tm + 15) // 16 * 16
@@ -75,9 +87,11 @@ def copy_a(a1: asc.LocalTensor, ag: asc.GlobalTensor, r0: int, k0: int, tm: int,
 
 @_lib
 def copy_b(b1: asc.LocalTensor, bg: asc.GlobalTensor, k0: int, c0: int, tk: int, tn: int, ld: int,
-           trans: asc.ConstExpr[bool]):
+           trans: asc.ConstExpr[bool], nz: asc.ConstExpr[bool], height: int):
     """The ``tk x tn`` tile of B -> L1 NZ (B^T: its ``tn x tk`` tile; float32 B in 16-row strips)."""
-    if trans:
+    if nz:
+        copy_nz(b1, bg, k0, c0, tk, tn, height)
+    elif trans:
         asc.data_copy(b1, bg[c0 * ld + k0:], asc.Nd2NzParams(1, tn, tk, 0, ld, (tn + 15) // 16 * 16, 1, 0))
     elif b1.dtype.sizeof() == 4:
         width = (tn + 15) // 16 * 16
@@ -89,7 +103,8 @@ def copy_b(b1: asc.LocalTensor, bg: asc.GlobalTensor, k0: int, c0: int, tk: int,
 
 
 @_lib
-def load_a(a2: asc.LocalTensor, a1: asc.LocalTensor, tm: int, tk: int, trans: asc.ConstExpr[bool]):
+def load_a(a2: asc.LocalTensor, a1: asc.LocalTensor, tm: int, tk: int, trans: asc.ConstExpr[bool],
+           nz: asc.ConstExpr[bool]):
     """L1 -> L0A (ZZ): per 16-row strip, its K fractals (A^T: each fractal transposed)."""
     c0 = 32 // a1.dtype.sizeof()
     frac = FRACTAL // a1.dtype.sizeof()
@@ -98,7 +113,7 @@ def load_a(a2: asc.LocalTensor, a1: asc.LocalTensor, tm: int, tk: int, trans: as
     if trans:
         for i in range(strips):
             asc.load_data(a2[i * kb * frac:], a1[i * kb * frac:], asc.LoadData2DParams(0, kb, 1, 0, 0, True, 0))
-    elif tm == 1:
+    elif tm == 1 and not nz:
         asc.load_data(a2, a1, asc.LoadData2DParams(0, cdiv(tk * a1.dtype.sizeof(), FRACTAL), 1, 0, 0, False, 0))
     else:
         for i in range(strips):
@@ -130,7 +145,7 @@ def tile(a1: asc.LocalTensor, b1: asc.LocalTensor, a2: asc.LocalTensor, b2: asc.
          co1: asc.LocalTensor, bias1: asc.LocalTensor, bt: asc.LocalTensor, ag: asc.GlobalTensor,
          bg: asc.GlobalTensor, biasg: asc.GlobalTensor, r0: int, c0: int, tm: int, tn: int, sk: int, bk: int,
          lda: int, ldb: int, use_bias: int, trans_a: asc.ConstExpr[bool], trans_b: asc.ConstExpr[bool],
-         with_bias: asc.ConstExpr[bool]):
+         with_bias: asc.ConstExpr[bool], nz_a: asc.ConstExpr[bool], nz_b: asc.ConstExpr[bool], ha: int, hb: int):
     """C[r0:r0+tm, c0:c0+tn] = A @ B (+ bias) over ``sk`` into L0C."""
     if with_bias:
         if use_bias:
@@ -141,10 +156,10 @@ def tile(a1: asc.LocalTensor, b1: asc.LocalTensor, a2: asc.LocalTensor, b2: asc.
     for kk in range(cdiv(sk, bk)):
         k0 = kk * bk
         tk = min(bk, sk - k0)
-        copy_a(a1, ag, r0, k0, tm, tk, lda, trans_a)
-        copy_b(b1, bg, k0, c0, tk, tn, ldb, trans_b)
+        copy_a(a1, ag, r0, k0, tm, tk, lda, trans_a, nz_a, ha)
+        copy_b(b1, bg, k0, c0, tk, tn, ldb, trans_b, nz_b, hb)
         asc.pipe_barrier(asc.PipeID.PIPE_ALL)
-        load_a(a2, a1, tm, tk, trans_a)
+        load_a(a2, a1, tm, tk, trans_a, nz_a)
         load_b(b2, b1, tk, tn, trans_b)
         asc.pipe_barrier(asc.PipeID.PIPE_ALL)
         if with_bias:
@@ -159,10 +174,19 @@ def tile(a1: asc.LocalTensor, b1: asc.LocalTensor, a2: asc.LocalTensor, b2: asc.
 
 @_lib
 def store(cg: asc.GlobalTensor, co1: asc.LocalTensor, tm: int, tn: int, ld: int, quant: asc.ConstExpr,
-          deq: int):
-    """The tile in L0C -> GM (NZ -> ND rows of ``ld``), converted by ``quant``."""
+          deq: int, atomic: int):
+    """The tile in L0C -> GM (NZ -> ND rows of ``ld``), converted by ``quant``; ``atomic`` 1/2/3 adds to /
+    keeps the maximum / the minimum with what GM holds."""
+    if atomic == 1:
+        asc.set_atomic_add(cg.dtype)
+    if atomic == 2:
+        asc.set_atomic_max(cg.dtype)
+    if atomic == 3:
+        asc.set_atomic_min(cg.dtype)
     asc.fixpipe(cg, co1, asc.FixpipeParamsV220(tn, tm, (tm + 15) // 16 * 16, ld, quant, deq, 1, 0, 0, False, 0,
                                                False), asc.FixpipeConfig(asc.CO2Layout.ROW_MAJOR))
+    if atomic != 0:
+        asc.set_atomic_none()
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
 
 

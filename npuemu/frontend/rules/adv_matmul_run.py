@@ -11,7 +11,7 @@ from ...errors import UnsupportedSyntaxError
 from ...language import adv_matmul as lang
 from ...language import dtype as dt
 from ...isa.adv_matmul_msg import KIND_TILES
-from ...language.enums import QuantModes, TPosition
+from ...language.enums import CubeFormat, QuantModes, TPosition
 from .. import registry
 from ..context import LoweringContext
 from ..registry import Call, method
@@ -64,7 +64,14 @@ def _tile(lw: LoweringContext, call: Call, mm: MatmulT, bufs: tuple[Value, ...])
     lw.inline_values(_lib().tile, [a1, b1, a2, b2, co1, bias1, bt, ag, bg, biasg, _s(mm, "r0"), _s(mm, "c0"),
                                    _s(mm, "tm"), _s(mm, "tn"), _s(mm, "sk"), _s(mm, "bk"), lda, ldb,
                                    _s(mm, "use_bias"), const(bool(mm.a.is_trans)), const(bool(mm.b.is_trans)),
-                                   const(with_bias)], {}, call.node)
+                                   const(with_bias), const(mm.a.format == CubeFormat.NZ),
+                                   const(mm.b.format == CubeFormat.NZ), _aligned(mm, "om"), _aligned(mm, "okb")],
+                     {}, call.node)
+
+
+def _aligned(mm: MatmulT, name: str) -> Value:
+    """A state variable rounded up to 16: the rows of each column block of an NZ matrix in GM."""
+    return scalar("int", f"(({_v(mm, name)} + 15) // 16 * 16)")
 
 
 def _place(lw: LoweringContext, mm: MatmulT, t: str) -> None:
@@ -129,16 +136,20 @@ def _out(lw: LoweringContext, call: Call, mm: MatmulT, tensor: Value, need: str,
     return codes
 
 
-def _store(lw: LoweringContext, call: Call, mm: MatmulT, dst: Value, ld: Value) -> None:
+def _store(lw: LoweringContext, call: Call, mm: MatmulT, dst: Value, ld: Value, atomic: Value) -> None:
     co1 = _obj(lw, mm).bufs[4]
-    lw.inline_values(_lib().store, [dst, co1, _s(mm, "tm"), _s(mm, "tn"), ld, const(_quant(mm)), _s(mm, "deq")],
-                     {}, call.node)
+    lw.inline_values(_lib().store, [dst, co1, _s(mm, "tm"), _s(mm, "tn"), ld, const(_quant(mm)), _s(mm, "deq"),
+                                    atomic], {}, call.node)
 
 
-def _atomic(lw: LoweringContext, call: Call, v: Value) -> None:
-    if not (v.is_const and not v.const):
-        lw.fail("Matmul output with en_atomic is not emulated (write C, then add it with the vector unit)",
-                call.node, UnsupportedSyntaxError)
+def _atomic(lw: LoweringContext, call: Call, v: Value) -> Value:
+    """``en_atomic``: 0 none, 1 add, 2 max, 3 min (a constant is checked here, a run-time value by the
+    atomic instructions' own rules: another value writes plainly)."""
+    if v.is_const:
+        if v.const not in (0, 1, 2, 3, False, True):
+            lw.type_error(f"en_atomic must be 0 (none), 1 (add), 2 (max) or 3 (min), got {v.const!r}", call.node)
+        return const(int(v.const))
+    return scalar("int", _int(lw, v, call, "en_atomic"))
 
 
 @method(MatmulT, "get_tensor_c")
@@ -148,19 +159,19 @@ def _get_tensor_c(lw: LoweringContext, call: Call) -> None:
         lw.fail("Matmul.get_tensor_c() returning a tensor is not emulated: pass the output tensor", call.node,
                 UnsupportedSyntaxError)
     a = call.bind_to(lw, lang.Matmul.get_tensor_c)
-    _atomic(lw, call, a.get("en_atomic", const(0)))
+    atomic = _atomic(lw, call, a.get("en_atomic", const(0)))
     seq = a.get("en_sequential_write", const(False))
     if not seq.is_const:
         lw.fail("en_sequential_write must be a constant", call.node, UnsupportedSyntaxError)
     tm, tn, r0, c0 = (_v(mm, k) for k in ("tm", "tn", "r0", "c0"))
     if mm.mix:
-        _mix_get_tensor_c(lw, call, mm, a["tensor"], bool(seq.const))
+        _mix_get_tensor_c(lw, call, mm, a["tensor"], bool(seq.const), atomic)
         return
     if seq.const:
         ld = _s(mm, "bn")
         need = f"(({tm} - 1) * {_v(mm, 'bn')} + {tn})"
         rid, off, size = _out(lw, call, mm, a["tensor"], need, _v(mm, "count"))
-        _store(lw, call, mm, Value(a["tensor"].type, code=(rid, off, size)), ld)
+        _store(lw, call, mm, Value(a["tensor"].type, code=(rid, off, size)), ld, atomic)
         return
     ldc = _v(mm, "okc")
     need = f"(({r0} + {tm} - 1) * {ldc} + {c0} + {tn})"
@@ -169,26 +180,23 @@ def _get_tensor_c(lw: LoweringContext, call: Call) -> None:
     dst = lw.fresh_value(Value(a["tensor"].type, code=(rid, f"({off} + ({r0} * {ldc} + {c0}) * {sz})",
                                                        f"-1 if {size} < 0 else {size} - ({r0} * {ldc} + {c0})")),
                          "mmc")
-    _store(lw, call, mm, dst, scalar("int", ldc))
+    _store(lw, call, mm, dst, scalar("int", ldc), atomic)
 
 
 @method(MatmulT, "iterate_all")
 def _iterate_all(lw: LoweringContext, call: Call) -> None:
     mm: MatmulT = call.recv.type
     a = call.bind_to(lw, lang.Matmul.iterate_all)
-    _atomic(lw, call, a.get("en_atomic", const(0)))
-    if mm.mix:
-        _mix_all(lw, call, mm, a["tensor"], "0")
-        return
-    _all(lw, call, mm, a["tensor"], "0", "0", "0")
+    atomic = _atomic(lw, call, a.get("en_atomic", const(0)))
+    _all(lw, call, mm, a["tensor"], "0", "0", "0", atomic)
 
 
 def _all(lw: LoweringContext, call: Call, mm: MatmulT, tensor: Value, a_shift: str, b_shift: str,
-         c_shift: str) -> None:
+         c_shift: str, atomic: Value) -> None:
     """Every tile of the block into ``tensor`` (+ ``c_shift`` elements), A/B shifted by elements."""
     if mm.mix:
         saved = _shift(lw, mm, a_shift, b_shift)
-        _mix_all(lw, call, mm, tensor, c_shift)
+        _mix_all(lw, call, mm, tensor, c_shift, atomic)
         for w, var in saved.items():
             lw.emit(f"{_v(mm, w + '_off')} = {var}")
         return
@@ -205,7 +213,7 @@ def _all(lw: LoweringContext, call: Call, mm: MatmulT, tensor: Value, a_shift: s
         r0, c0 = _v(mm, "r0"), _v(mm, "c0")
         dst = lw.fresh_value(Value(tensor.type, code=(rid, f"({off} + ({c_shift} + {r0} * {ldc} + {c0}) * {sz})",
                                                       "-1")), "mmc")
-        _store(lw, call, mm, dst, scalar("int", ldc))
+        _store(lw, call, mm, dst, scalar("int", ldc), atomic)
     for w, var in saved.items():
         lw.emit(f"{_v(mm, w + '_off')} = {var}")
 
@@ -215,7 +223,7 @@ def _iterate_batch(lw: LoweringContext, call: Call) -> None:
     """``max(batch_a, batch_b)`` matmuls; matrix strides 0 mean whole matrices of the single-core shape."""
     mm: MatmulT = call.recv.type
     a = call.bind_to(lw, lang.Matmul.iterate_batch)
-    _atomic(lw, call, a.get("en_atomic", const(0)))
+    atomic = _atomic(lw, call, a.get("en_atomic", const(0)))
     ba, bb = _int(lw, a["batch_a"], call, "batch_a"), _int(lw, a["batch_b"], call, "batch_b")
     strides = [_int(lw, a.get(k, const(0)), call, k) for k in ("matrix_stride_a", "matrix_stride_b",
                                                                 "matrix_stride_c")]
@@ -228,7 +236,7 @@ def _iterate_batch(lw: LoweringContext, call: Call) -> None:
     with lw.emit_block(f"for {i} in range(max({ba}, {bb})):"):
         # a batch of one A (or B) broadcasts it to every matmul of the other
         _all(lw, call, mm, a["tensor"], f"(0 if {ba} == 1 else {i} * {sa})", f"(0 if {bb} == 1 else {i} * {sb})",
-             f"{i} * {sc}")
+             f"{i} * {sc}", atomic)
 
 
 @method(MatmulT, "get_offset_c")
@@ -257,12 +265,17 @@ def _shift(lw: LoweringContext, mm: MatmulT, a_shift: str, b_shift: str) -> dict
 _UB = (TPosition.VECIN, TPosition.VECOUT, TPosition.VECCALC)
 
 
-def _mix_get_tensor_c(lw: LoweringContext, call: Call, mm: MatmulT, tensor: Value, seq: bool) -> None:
+def _mix_get_tensor_c(lw: LoweringContext, call: Call, mm: MatmulT, tensor: Value, seq: bool,
+                      atomic: Value) -> None:
     from . import adv_matmul_mix as mix
     tm, tn, r0, c0 = (_v(mm, k) for k in ("tm", "tn", "r0", "c0"))
     count = _v(mm, "count")
-    tile = {"t0": f"({count} - 1)", "t1": count, "c_shift": "0"}
+    tile = {"t0": f"({count} - 1)", "t1": count, "c_shift": "0", "atomic": _code(lw, atomic)}
     if mix.is_ub(tensor):
+        if not (atomic.is_const and atomic.const == 0):
+            lw.fail("get_tensor_c into UB with en_atomic: the vector core's tile has nothing to add to", call.node,
+                    UnsupportedSyntaxError)
+        tile["atomic"] = "0"
         bn = _v(mm, "bn")
         _out(lw, call, mm, tensor, f"({tm} * {bn})", count)
         st = mix.stage(lw, mm, _v)
@@ -277,14 +290,19 @@ def _mix_get_tensor_c(lw: LoweringContext, call: Call, mm: MatmulT, tensor: Valu
                                                "dst_size": size})
 
 
-def _mix_all(lw: LoweringContext, call: Call, mm: MatmulT, tensor: Value, c_shift: str) -> None:
+def _code(lw: LoweringContext, v: Value) -> str:
+    return str(v.const) if v.is_const else v.code[0]
+
+
+def _mix_all(lw: LoweringContext, call: Call, mm: MatmulT, tensor: Value, c_shift: str, atomic: Value) -> None:
     from . import adv_matmul_mix as mix
     _ready(lw, call, mm)
     ldc = _v(mm, "okc")
     need = f"({c_shift} + ({_v(mm, 'sm')} - 1) * {ldc} + {_v(mm, 'sn')})"
     rid, off, size = _out(lw, call, mm, tensor, need, "1")
     mix.request(lw, call, mm, _v, KIND_TILES, {"t0": "0", "t1": _tiles(mm), "c_shift": c_shift, "seq": "0",
-                                               "dst_rid": rid, "dst_off": off, "dst_size": size})
+                                               "dst_rid": rid, "dst_off": off, "dst_size": size,
+                                               "atomic": _code(lw, atomic)})
 
 
 def serve_tiles(lw: LoweringContext, call: Call, mm: MatmulT) -> None:
@@ -299,4 +317,5 @@ def serve_tiles(lw: LoweringContext, call: Call, mm: MatmulT) -> None:
         at = f"(0 if {v['seq']} != 0 else {v['c_shift']} + {v['r0']} * {v['okc']} + {v['c0']})"
         dst = lw.fresh_value(Value(GlobalTensorT(mm.c.dtype), code=(v["dst_rid"], f"({v['dst_off']} + {at} * {sz})",
                                                                     "-1")), "mmc")
-        _store(lw, call, mm, dst, scalar("int", f"({v['bn']} if {v['seq']} != 0 else {v['okc']})"))
+        _store(lw, call, mm, dst, scalar("int", f"({v['bn']} if {v['seq']} != 0 else {v['okc']})"),
+               _s(mm, "atomic"))
