@@ -238,8 +238,8 @@ def test_float32_bfloat16_int8_inputs():
 
 @asc.jit(kernel_type=asc.KernelType.MIX_AIC_1_2)
 def mm_mix(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, t: asc.adv.TCubeTiling,
-           ws: asc.GlobalAddress, skip_b: int):
-    rows = asc.get_block_idx() * t.single_core_m          # each vector core: its own block of rows
+           ws: asc.GlobalAddress, skip_b: int, batch: int = 0):
+    rows = asc.get_block_idx() * t.single_core_m * max(batch, 1)     # each vector core: its own rows
     ag = asc.GlobalTensor()
     ag.set_global_buffer(a + rows * t.k_a)
     bg = asc.GlobalTensor()
@@ -254,7 +254,10 @@ def mm_mix(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, t: 
     mm.set_tensor_a(ag)
     if skip_b == 0:
         mm.set_tensor_b(bg)
-    mm.iterate_all(cg)
+    if batch > 0:   # `batch` matrices of the block's shape back to back in A and C, one B for all
+        mm.iterate_batch(cg, batch, 1, False)
+    else:
+        mm.iterate_all(cg)
 
 
 def test_mix_iterate_all_and_its_checks():
@@ -266,6 +269,12 @@ def test_mix_iterate_all_and_its_checks():
     ws = np.zeros(4 * (512 + 128 * 1024), np.uint8)
     c = np.zeros((m, n), np.float16)
     mm_mix[2](a, b, c, t, ws, 0, check="full")
+    np.testing.assert_array_equal(c, (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16))
+    # iterate_batch: each vector core computes two 8 x 32 matrices (its 16 rows) against one B
+    t2 = asc.adv.TCubeTiling(used_core_num=4, m=m, n=n, k_a=k, k_b=k, single_core_m=8, single_core_n=n,
+                             single_core_k=k, base_m=16, base_n=32, base_k=16, depth_a1=1, depth_b1=1)
+    c = np.zeros((m, n), np.float16)
+    mm_mix[2](a, b, c, t2, ws, 0, 2, check="full")
     np.testing.assert_array_equal(c, (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16))
     with pytest.raises(npuemu.NullPointerError, match="without B") as e:
         mm_mix[2](a, b, c, t, ws, 1)
