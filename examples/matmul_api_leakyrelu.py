@@ -40,7 +40,7 @@ def matmul_leakyrelu_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, bias: as
     matmul.set_tensor_a(a_global)
     matmul.set_tensor_b(b_global)
     matmul.set_bias(bias_global)
-    with matmul.iterate() as count:
+    with matmul.iterate():
         out = out_queue.alloc_tensor(c.dtype)
         matmul.get_tensor_c(out, en_sequential_write=True)
         asc.leaky_relu(out, out, alpha, count=tiling.base_m * tiling.base_n)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import npuemu
-import npuemu.asc as asc
+from npuemu import asc
 
 
 def tiling(m, n, k, bm=32, bn=32, bk=32):
@@ -133,9 +133,9 @@ def test_what_is_refused_at_compile_time():
 
     @asc.jit(kernel_type=kinds["aiv"])
     def vector_only(a: asc.GlobalAddress):
-        mm = asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float16),
-                            b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float16),
-                            c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float32))
+        asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float16),
+                       b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float16),
+                       c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float32))
 
     with pytest.raises(npuemu.UnsupportedSyntaxError, match="needs the cube"):
         vector_only[1](np.zeros(4, np.float32))
@@ -156,9 +156,9 @@ def test_what_is_refused_at_compile_time():
 def test_dtype_combination_refused_at_compile_time():
     @asc.jit(matmul_cube_only=True)
     def bad(a: asc.GlobalAddress):
-        mm = asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float32),
-                            b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float32),
-                            c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float16))
+        asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float32),
+                       b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float32),
+                       c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float16))
 
     with pytest.raises(npuemu.KernelTypeError, match="float16 is not an output of float32 inputs"):
         bad[1](np.zeros(4, np.float32))

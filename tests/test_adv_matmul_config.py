@@ -3,9 +3,14 @@ kernel taking its tiling from it), and pyasc's default kernel type for kernels u
 import numpy as np
 import pytest
 
-import npuemu.asc as asc
+from npuemu import asc
 from npuemu.frontend.adv_matmul_kernel_type import uses_matmul_api
-from npuemu.language.enums import BatchMode, IterateOrder, MatmulConfigMode, ScheduleType
+from npuemu.language.enums import (
+    BatchMode,
+    IterateOrder,
+    MatmulConfigMode,
+    ScheduleType,
+)
 
 adv = asc.adv
 

@@ -4,7 +4,6 @@ vector cores, a batch with broadcast B)."""
 from pathlib import Path
 
 import pytest
-
 from test_compat import run_pyasc
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

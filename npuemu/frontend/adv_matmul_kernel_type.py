@@ -12,7 +12,8 @@ from __future__ import annotations
 import ast
 import dataclasses
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..language import adv_matmul as lang
 from ..language.enums import KernelType
@@ -21,7 +22,7 @@ from .kernel import KernelFunction
 from .source import parse_function
 
 _API = (lang.Matmul, lang.register_matmul)
-_SEEN: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
+_SEEN: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 
 
 def with_default_kernel_type(kernel: KernelFunction, options: Options) -> Options:

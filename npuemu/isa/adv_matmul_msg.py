@@ -22,7 +22,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import errors
-from . import state as S
 from .cross_core import PROGRESS, words
 from .fault import Fault, register
 from .linkage import instruction

@@ -10,18 +10,35 @@ docs/matmul-api.md for the model, the checks and what is not emulated.
 """
 from __future__ import annotations
 
-from typing import Any, Optional, overload
+from typing import Any, overload
 
-from .adv_matmul_config import *  # noqa: F401,F403 - re-exported: the configuration half of the API
+from .adv_matmul_config import *
 from .adv_matmul_config import MatmulConfig, MatmulType
 from .adv_tiling import TCubeTiling
 from .builtin import builtin, builtin_class
 from .core import BaseTensor, GlobalAddress, GlobalTensor, LocalTensor, TPipe
 
-__all__ = ["Matmul", "MatmulIterator", "MatrixOffset", "register_matmul", "MatmulType", "MatmulConfig",
-           "MatmulShapeParams", "MatmulQuantParams", "MatmulBatchParams", "MatmulFuncParams", "get_normal_config",
-           "get_mdl_config", "get_basic_config", "get_special_mdl_config", "get_special_basic_config",
-           "get_ib_share_norm_config", "get_mm_config", "get_matmul_api_tiling", "check_type"]
+__all__ = [
+    "Matmul",
+    "MatmulBatchParams",
+    "MatmulConfig",
+    "MatmulFuncParams",
+    "MatmulIterator",
+    "MatmulQuantParams",
+    "MatmulShapeParams",
+    "MatmulType",
+    "MatrixOffset",
+    "check_type",
+    "get_basic_config",
+    "get_ib_share_norm_config",
+    "get_matmul_api_tiling",
+    "get_mdl_config",
+    "get_mm_config",
+    "get_normal_config",
+    "get_special_basic_config",
+    "get_special_mdl_config",
+    "register_matmul",
+]
 
 
 @builtin_class
@@ -51,9 +68,9 @@ class Matmul:
     ``matmul_config`` a :class:`MatmulConfig` (default ``get_normal_config()``).
     """
 
-    def __init__(self, a: Optional[MatmulType] = None, b: Optional[MatmulType] = None,
-                 c: Optional[MatmulType] = None, bias: Optional[MatmulType] = None,
-                 matmul_config: Optional[MatmulConfig] = None, matmul_policy: int = 0) -> None: ...
+    def __init__(self, a: MatmulType | None = None, b: MatmulType | None = None,
+                 c: MatmulType | None = None, bias: MatmulType | None = None,
+                 matmul_config: MatmulConfig | None = None, matmul_policy: int = 0) -> None: ...
 
     def init(self, tiling: TCubeTiling) -> None:
         """Take the tiling, allocate the L1/L0 buffers from the registered pipe and check that they fit."""
@@ -78,8 +95,8 @@ class Matmul:
     def disable_bias(self) -> None:
         """Compute without bias from now on."""
 
-    def set_org_shape(self, org_m: int, org_n: int, org_ka: int, org_kb: Optional[int] = None,
-                      org_kc: Optional[int] = None) -> None:
+    def set_org_shape(self, org_m: int, org_n: int, org_ka: int, org_kb: int | None = None,
+                      org_kc: int | None = None) -> None:
         """The whole matrices' shapes (row lengths in GM): A ``org_m x org_ka``, B ``org_kb x org_n``,
         C rows of ``org_kc`` (default ``org_n``) elements."""
 
@@ -90,19 +107,19 @@ class Matmul:
         """A smaller last block: the given sizes replace the single-core ones (-1 keeps one)."""
 
     def iterate(self, en_partial_sum: bool = False, sync: bool = True,
-                local_c_matrix: Optional[BaseTensor] = None) -> MatmulIterator:
+                local_c_matrix: BaseTensor | None = None) -> MatmulIterator:
         """Compute the next ``base_m x base_n`` tile of C into L0C; false when every tile is done."""
 
     @overload
     def get_tensor_c(self, tensor: BaseTensor, en_atomic: int = 0, en_sequential_write: bool = False,
-                     sync: bool = True, optional_tensor: Optional[BaseTensor] = None) -> None: ...
+                     sync: bool = True, optional_tensor: BaseTensor | None = None) -> None: ...
     def get_tensor_c(self, *args: Any, **kwargs: Any) -> None:
         """Write the tile of the last ``iterate()`` to ``tensor`` (GM: at its place in C, or with
         ``en_sequential_write`` at the start of ``tensor`` with rows of ``base_n``)."""
 
     def iterate_all(self, tensor: BaseTensor, en_atomic: int = 0, sync: bool = True,
-                    en_sequential_write: Optional[bool] = None, wait_iterate_all: Optional[bool] = None,
-                    fake_msg: Optional[bool] = None) -> None:
+                    en_sequential_write: bool | None = None, wait_iterate_all: bool | None = None,
+                    fake_msg: bool | None = None) -> None:
         """Compute the whole block of C into ``tensor``."""
 
     def wait_iterate_all(self) -> None:
@@ -111,7 +128,7 @@ class Matmul:
     def iterate_batch(self, tensor: BaseTensor, batch_a: int, batch_b: int, en_sequential_write: bool,
                       matrix_stride_a: int = 0, matrix_stride_b: int = 0, matrix_stride_c: int = 0,
                       en_partial_sum: bool = False, en_atomic: int = 0, sync: bool = True,
-                      wait_iterate_batch: Optional[bool] = None) -> None:
+                      wait_iterate_batch: bool | None = None) -> None:
         """``max(batch_a, batch_b)`` matmuls of the block, A/B/C matrices ``matrix_stride_*`` elements
         apart (0: a whole matrix)."""
 
@@ -138,7 +155,7 @@ class Matmul:
     def set_quant_vector(self, quant_vector: GlobalTensor) -> None:
         """Per-channel quantisation; not emulated (unsupported at compile time)."""
 
-    def set_workspace(self, addr: Any, size: Optional[int] = None) -> None:
+    def set_workspace(self, addr: Any, size: int | None = None) -> None:
         """The GM workspace (accepted; npuemu's cube-only path needs none)."""
 
     def get_offset_c(self) -> MatrixOffset:

@@ -11,17 +11,39 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from .adv_tiling import MatmulApiStaticTiling
 from .dtype import DataType
-from .enums import (BatchMode, BatchOutMode, CubeFormat, IterateMode, IterateOrder, LayoutMode, MatmulConfigMode,
-                    ScheduleType, TPosition)
+from .enums import (
+    BatchMode,
+    BatchOutMode,
+    CubeFormat,
+    IterateMode,
+    IterateOrder,
+    LayoutMode,
+    MatmulConfigMode,
+    ScheduleType,
+    TPosition,
+)
 
-__all__ = ["MatmulType", "MatmulConfig", "MatmulShapeParams", "MatmulQuantParams", "MatmulBatchParams",
-           "MatmulFuncParams", "get_normal_config", "get_mdl_config", "get_basic_config", "get_special_mdl_config",
-           "get_special_basic_config", "get_ib_share_norm_config", "get_mm_config", "get_matmul_api_tiling",
-           "check_type"]
+__all__ = [
+    "MatmulBatchParams",
+    "MatmulConfig",
+    "MatmulFuncParams",
+    "MatmulQuantParams",
+    "MatmulShapeParams",
+    "MatmulType",
+    "check_type",
+    "get_basic_config",
+    "get_ib_share_norm_config",
+    "get_matmul_api_tiling",
+    "get_mdl_config",
+    "get_mm_config",
+    "get_normal_config",
+    "get_special_basic_config",
+    "get_special_mdl_config",
+]
 
 
 @dataclass(frozen=True)
@@ -245,9 +267,9 @@ def get_mm_config(*args: Any, **kwargs: Any) -> MatmulConfig:
     return dataclasses.replace(cfg, **changes)
 
 
-def get_matmul_api_tiling(mm_cfg: MatmulConfig, l1_size: Any = None, a_type: Optional[MatmulType] = None,
-                          b_type: Optional[MatmulType] = None, c_type: Optional[MatmulType] = None,
-                          bias_type: Optional[MatmulType] = None) -> MatmulApiStaticTiling:
+def get_matmul_api_tiling(mm_cfg: MatmulConfig, l1_size: Any = None, a_type: MatmulType | None = None,
+                          b_type: MatmulType | None = None, c_type: MatmulType | None = None,
+                          bias_type: MatmulType | None = None) -> MatmulApiStaticTiling:
     """A compile-time tiling from a configuration with fixed shapes (``get_basic_config`` /
     ``get_special_basic_config`` / ``get_mm_config`` with ``MatmulShapeParams``).
 

@@ -12,17 +12,26 @@ library helper doing the work (``adv_matmul_lib.py``).
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ...errors import UnsupportedSyntaxError
 from ...language import adv_matmul as lang
 from ...language import dtype as dt
-from ...language.enums import CubeFormat, KernelType, QuantModes, TPosition
+from ...language.enums import CubeFormat, KernelType, TPosition
 from .. import registry
 from ..context import LoweringContext
 from ..registry import Call, method, rule
-from ..types import GlobalTensorT, KType, LocalTensorT, RecordT, ScalarT, TPipeT, Value, const, scalar
+from ..types import (
+    GlobalTensorT,
+    KType,
+    RecordT,
+    ScalarT,
+    TPipeT,
+    Value,
+    const,
+    scalar,
+)
 from .common import plain_int
 
 _INPUTS = {dt.float16: (dt.float16, dt.float32), dt.bfloat16: (dt.bfloat16, dt.float32),
@@ -55,7 +64,7 @@ class _Obj:
     bufs: tuple[Value, ...] | None = None
 
 
-_OBJECTS: "weakref.WeakKeyDictionary[Any, dict[int, _Obj]]" = weakref.WeakKeyDictionary()
+_OBJECTS: weakref.WeakKeyDictionary[Any, dict[int, _Obj]] = weakref.WeakKeyDictionary()
 
 
 def _obj(lw: LoweringContext, mm: MatmulT) -> _Obj:
@@ -328,8 +337,8 @@ def _end(lw: LoweringContext, call: Call) -> None:
     call.bind_to(lw, lang.Matmul.end)
     mm: MatmulT = call.recv.type
     if mm.mix:
-        from . import adv_matmul_mix as mix
         from ...isa.adv_matmul_msg import KIND_END
+        from . import adv_matmul_mix as mix
         with lw.emit_if(f"{_v(mm, 'live')} != 0"):
             mix.request(lw, call, mm, _v, KIND_END, {})
     lw.emit(f"{_v(mm, 'init')} = np.int64(0)")

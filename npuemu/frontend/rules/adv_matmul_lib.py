@@ -16,7 +16,7 @@ namespace, which imports the frontend).
 """
 from __future__ import annotations
 
-import npuemu.asc as asc
+from npuemu import asc
 
 from ..kernel import KernelFunction
 
@@ -24,7 +24,7 @@ FRACTAL = 512           # bytes of one fractal
 ROWS = 16               # fractal rows: M and N granularity
 
 
-def _lib(fn):  # noqa: ANN001, ANN202 - a helper the rules inline
+def _lib(fn):
     return KernelFunction(fn)
 
 
@@ -147,7 +147,7 @@ def tile(a1: asc.LocalTensor, b1: asc.LocalTensor, a2: asc.LocalTensor, b2: asc.
          lda: int, ldb: int, use_bias: int, trans_a: asc.ConstExpr[bool], trans_b: asc.ConstExpr[bool],
          with_bias: asc.ConstExpr[bool], nz_a: asc.ConstExpr[bool], nz_b: asc.ConstExpr[bool], ha: int, hb: int):
     """C[r0:r0+tm, c0:c0+tn] = A @ B (+ bias) over ``sk`` into L0C."""
-    if with_bias:
+    if with_bias:  # noqa: SIM102 - a compile-time choice, then a run-time one
         if use_bias:
             # one row, its 32-byte blocks back to back, the last one zero-padded (no read past the bias)
             asc.data_copy(bias1, biasg[c0:], asc.Nd2NzParams(1, 1, tn, 0, tn, 1, 1, 0))

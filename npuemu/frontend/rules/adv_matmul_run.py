@@ -8,9 +8,9 @@ first (tile ``t`` is row ``t % tiles_m``, column ``t // tiles_m``), 1
 from __future__ import annotations
 
 from ...errors import UnsupportedSyntaxError
+from ...isa.adv_matmul_msg import KIND_TILES
 from ...language import adv_matmul as lang
 from ...language import dtype as dt
-from ...isa.adv_matmul_msg import KIND_TILES
 from ...language.enums import CubeFormat, QuantModes, TPosition
 from .. import registry
 from ..context import LoweringContext
@@ -203,7 +203,7 @@ def _all(lw: LoweringContext, call: Call, mm: MatmulT, tensor: Value, a_shift: s
     bufs = _ready(lw, call, mm)
     ldc = _v(mm, "okc")
     need = f"({c_shift} + ({_v(mm, 'sm')} - 1) * {ldc} + {_v(mm, 'sn')})"
-    rid, off, size = _out(lw, call, mm, tensor, need, "1")
+    rid, off, _ = _out(lw, call, mm, tensor, need, "1")
     t = lw.new_var("mmt")
     sz = mm.c.dtype.sizeof()
     saved = _shift(lw, mm, a_shift, b_shift)
