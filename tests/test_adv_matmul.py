@@ -289,3 +289,27 @@ def test_nz_inputs():
     c = np.zeros((m, n), np.float32)
     mm_types[1](nz(a, 16), nz(b, 16), c, tiling(m, n, k), False, False, 0, 0, NZ, NZ, check="full")
     np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+
+
+@asc.jit(matmul_cube_only=True)
+def mm_scalar_a(b: asc.GlobalAddress, c: asc.GlobalAddress, t: asc.adv.TCubeTiling, value: float):
+    bg = asc.GlobalTensor()
+    bg.set_global_buffer(b)
+    cg = asc.GlobalTensor()
+    cg.set_global_buffer(c)
+    pipe = asc.TPipe()
+    mm = asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, bg.dtype),
+                        b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, bg.dtype),
+                        c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, cg.dtype))
+    asc.adv.register_matmul(pipe, mm, t)
+    mm.set_tensor_a(value)
+    mm.set_tensor_b(bg)
+    mm.iterate_all(cg)
+
+
+def test_scalar_a():
+    m, n, k = 24, 32, 40
+    _, b, _ = _data(m, n, k, seed=8)
+    c = np.zeros((m, n), np.float32)
+    mm_scalar_a[1](b, c, tiling(m, n, k), 1.5, check="full")
+    np.testing.assert_array_equal(c, np.full((m, k), 1.5, np.float32) @ b.astype(np.float32))

@@ -12,7 +12,7 @@ library helper doing the work (``adv_matmul_lib.py``).
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import UnsupportedSyntaxError
@@ -30,6 +30,7 @@ from ..types import (
     TPipeT,
     Value,
     const,
+    is_number,
     scalar,
 )
 from .common import plain_int
@@ -62,6 +63,8 @@ class MatmulT(KType):
 class _Obj:
     pipe: Value | None = None
     bufs: tuple[Value, ...] | None = None
+    scalar: dict[str, bool] = field(default_factory=lambda: {"a": False, "b": False})  # set_tensor_x(scalar) used
+    computed: bool = False          # a tile's work was expanded (with the A/B form known then)
 
 
 _OBJECTS: weakref.WeakKeyDictionary[Any, dict[int, _Obj]] = weakref.WeakKeyDictionary()
@@ -131,6 +134,8 @@ def _matmul(lw: LoweringContext, call: Call) -> Value:
     mm = MatmulT(lw.count("adv_matmul"), a, b, c, bias, cfg, mix)
     for name in _STATE:
         lw.declare_runtime(_v(mm, name), "np.int64(0)")
+    for name in ("a_val", "b_val"):
+        lw.declare_runtime(_v(mm, name), "np.float32(0)")
     return Value(mm)
 
 
@@ -230,9 +235,17 @@ def _gm(lw: LoweringContext, call: Call, v: Value, what: str, dtype: dt.DataType
 def _set_input(lw: LoweringContext, call: Call, which: str) -> None:
     mm: MatmulT = call.recv.type
     t = mm.a if which == "a" else mm.b
+    if call.args and is_number(call.args[0]):
+        _set_scalar(lw, call, mm, which, call.args[0])
+        return
     if not call.args or (call.args[0].type.__class__ is not GlobalTensorT):
         lw.fail(f"set_tensor_{which} with {lw.describe(call.args[0]) if call.args else 'nothing'}: npuemu takes "
-                f"a GlobalTensor (the scalar form is not emulated)", call.node, UnsupportedSyntaxError)
+                f"a GlobalTensor or a scalar", call.node, UnsupportedSyntaxError)
+    o = _obj(lw, mm)
+    if o.scalar[which]:
+        lw.fail(f"set_tensor_{which} with a tensor on an object given a scalar {which.upper()} before: npuemu "
+                f"expands each object's {which.upper()} in one form; use two Matmul objects", call.node,
+                UnsupportedSyntaxError)
     a = call.bind_to(lw, getattr(lang.Matmul, f"set_tensor_{which}"))
     trans = a.get("transpose", const(False))
     if not trans.is_const or bool(trans.const) != bool(t.is_trans):
@@ -241,6 +254,22 @@ def _set_input(lw: LoweringContext, call: Call, which: str) -> None:
     rid, off, size = _gm(lw, call, a["tensor"], which.upper(), t.dtype)
     for k, e in (("rid", rid), ("off", off), ("size", size), ("set", "1")):
         lw.emit(f"{_v(mm, f'{which}_{k}')} = np.int64({e})")
+
+
+def _set_scalar(lw: LoweringContext, call: Call, mm: MatmulT, which: str, v: Value) -> None:
+    """``set_tensor_a/b(scalar)``: every element of the matrix equals the scalar (filled in L1)."""
+    t = mm.a if which == "a" else mm.b
+    if t.dtype not in (dt.float16, dt.bfloat16, dt.float32) or mm.mix or t.is_trans or t.format != CubeFormat.ND:
+        lw.fail(f"set_tensor_{which}(scalar): npuemu emulates the scalar form for float16/bfloat16/float32 ND "
+                f"inputs, not transposed, in cube-only kernels", call.node, UnsupportedSyntaxError)
+    o = _obj(lw, mm)
+    if o.computed and not o.scalar[which]:
+        lw.fail(f"set_tensor_{which}(scalar) after the object computed with a tensor {which.upper()}: npuemu "
+                f"expands each object's {which.upper()} in one form; use two Matmul objects", call.node,
+                UnsupportedSyntaxError)
+    o.scalar[which] = True
+    lw.emit(f"{_v(mm, which + '_val')} = np.float32({lw.materialize(v, call.node, 'float')})")
+    lw.emit(f"{_v(mm, which + '_set')} = np.int64(1)")
 
 
 @method(MatmulT, "set_tensor_a")

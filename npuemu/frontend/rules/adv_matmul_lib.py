@@ -71,10 +71,20 @@ def copy_nz(l1: asc.LocalTensor, g: asc.GlobalTensor, row0: int, col0: int, rows
 
 
 @_lib
+def fill(l1: asc.LocalTensor, rows: int, cols: int, value: float):
+    """A ``rows x cols`` tile whose elements all equal ``value`` (``set_tensor_a/b(scalar)``), in L1 (MTE2)."""
+    blocks = cdiv((rows + 31) // 32 * 32 * ((cols + 15) // 16 * 16) * l1.dtype.sizeof(), 32)
+    asc.init_const_value(l1, asc.InitConstValueParams(1, blocks, 0, value))
+
+
+@_lib
 def copy_a(a1: asc.LocalTensor, ag: asc.GlobalTensor, r0: int, k0: int, tm: int, tk: int, ld: int,
-           trans: asc.ConstExpr[bool], nz: asc.ConstExpr[bool], height: int):
+           trans: asc.ConstExpr[bool], nz: asc.ConstExpr[bool], height: int, scalar: asc.ConstExpr[bool],
+           value: float):
     """The ``tm x tk`` tile of A -> L1 NZ (A^T: its ``tk x tm`` tile; a single row: a plain vector)."""
-    if nz:
+    if scalar:
+        fill(a1, tk, tm, value)
+    elif nz:
         copy_nz(a1, ag, r0, k0, tm, tk, height)
     elif trans:
         asc.data_copy(a1, ag[k0 * ld + r0:], asc.Nd2NzParams(1, tk, tm, 0, ld, (tk + 15) // 16 * 16, 1, 0))
@@ -87,9 +97,12 @@ def copy_a(a1: asc.LocalTensor, ag: asc.GlobalTensor, r0: int, k0: int, tm: int,
 
 @_lib
 def copy_b(b1: asc.LocalTensor, bg: asc.GlobalTensor, k0: int, c0: int, tk: int, tn: int, ld: int,
-           trans: asc.ConstExpr[bool], nz: asc.ConstExpr[bool], height: int):
+           trans: asc.ConstExpr[bool], nz: asc.ConstExpr[bool], height: int, scalar: asc.ConstExpr[bool],
+           value: float):
     """The ``tk x tn`` tile of B -> L1 NZ (B^T: its ``tn x tk`` tile; float32 B in 16-row strips)."""
-    if nz:
+    if scalar:
+        fill(b1, tk, tn, value)
+    elif nz:
         copy_nz(b1, bg, k0, c0, tk, tn, height)
     elif trans:
         asc.data_copy(b1, bg[c0 * ld + k0:], asc.Nd2NzParams(1, tn, tk, 0, ld, (tn + 15) // 16 * 16, 1, 0))
@@ -145,7 +158,8 @@ def tile(a1: asc.LocalTensor, b1: asc.LocalTensor, a2: asc.LocalTensor, b2: asc.
          co1: asc.LocalTensor, bias1: asc.LocalTensor, bt: asc.LocalTensor, ag: asc.GlobalTensor,
          bg: asc.GlobalTensor, biasg: asc.GlobalTensor, r0: int, c0: int, tm: int, tn: int, sk: int, bk: int,
          lda: int, ldb: int, use_bias: int, trans_a: asc.ConstExpr[bool], trans_b: asc.ConstExpr[bool],
-         with_bias: asc.ConstExpr[bool], nz_a: asc.ConstExpr[bool], nz_b: asc.ConstExpr[bool], ha: int, hb: int):
+         with_bias: asc.ConstExpr[bool], nz_a: asc.ConstExpr[bool], nz_b: asc.ConstExpr[bool], ha: int, hb: int,
+         sc_a: asc.ConstExpr[bool], sc_b: asc.ConstExpr[bool], va: float, vb: float):
     """C[r0:r0+tm, c0:c0+tn] = A @ B (+ bias) over ``sk`` into L0C."""
     if with_bias:  # noqa: SIM102 - a compile-time choice, then a run-time one
         if use_bias:
@@ -156,8 +170,8 @@ def tile(a1: asc.LocalTensor, b1: asc.LocalTensor, a2: asc.LocalTensor, b2: asc.
     for kk in range(cdiv(sk, bk)):
         k0 = kk * bk
         tk = min(bk, sk - k0)
-        copy_a(a1, ag, r0, k0, tm, tk, lda, trans_a, nz_a, ha)
-        copy_b(b1, bg, k0, c0, tk, tn, ldb, trans_b, nz_b, hb)
+        copy_a(a1, ag, r0, k0, tm, tk, lda, trans_a, nz_a, ha, sc_a, va)
+        copy_b(b1, bg, k0, c0, tk, tn, ldb, trans_b, nz_b, hb, sc_b, vb)
         asc.pipe_barrier(asc.PipeID.PIPE_ALL)
         load_a(a2, a1, tm, tk, trans_a, nz_a)
         load_b(b2, b1, tk, tn, trans_b)

@@ -61,12 +61,15 @@ def _tile(lw: LoweringContext, call: Call, mm: MatmulT, bufs: tuple[Value, ...])
     ag, bg = _tensor(mm, "a", mm.a.dtype), _tensor(mm, "b", mm.b.dtype)
     biasg = _tensor(mm, "bias", mm.bias.dtype) if with_bias else ag
     lda, ldb = _lds(mm)
+    o = _obj(lw, mm)
+    o.computed = True
     lw.inline_values(_lib().tile, [a1, b1, a2, b2, co1, bias1, bt, ag, bg, biasg, _s(mm, "r0"), _s(mm, "c0"),
                                    _s(mm, "tm"), _s(mm, "tn"), _s(mm, "sk"), _s(mm, "bk"), lda, ldb,
                                    _s(mm, "use_bias"), const(bool(mm.a.is_trans)), const(bool(mm.b.is_trans)),
                                    const(with_bias), const(mm.a.format == CubeFormat.NZ),
-                                   const(mm.b.format == CubeFormat.NZ), _aligned(mm, "om"), _aligned(mm, "okb")],
-                     {}, call.node)
+                                   const(mm.b.format == CubeFormat.NZ), _aligned(mm, "om"), _aligned(mm, "okb"),
+                                   const(o.scalar["a"]), const(o.scalar["b"]), scalar("float", _v(mm, "a_val")),
+                                   scalar("float", _v(mm, "b_val"))], {}, call.node)
 
 
 def _aligned(mm: MatmulT, name: str) -> Value:
