@@ -165,8 +165,8 @@ class StatementLowering:
                     ast.fix_missing_locations(body[0])
                 self.stmt_While(ast.copy_location(ast.While(test=ctx, body=body, orelse=[]), node))
                 return
-        self.fail("the with statement is only supported as a loop over a Matmul's tiles "
-                  "(`with matmul.iterate() as count:`)", node, UnsupportedSyntaxError)
+        self.fail("'With' statements are not supported in kernels, except `with matmul.iterate() as count:` "
+                  "(a loop over an asc.adv.Matmul's tiles)", node, UnsupportedSyntaxError)
 
     def stmt_For(self, node: ast.For) -> None:
         if node.orelse:
