@@ -11,3 +11,4 @@ from .language.adv_norm import *
 from .language.adv_softmax import *
 from .language.adv_quant import *
 from .language.adv_sort import *
+from .language.adv_matmul import *

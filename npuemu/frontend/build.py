@@ -30,6 +30,7 @@ from ..language.enums import KernelType
 from ..language.struct import ArrayField, Struct, StructField
 from ..options import Options
 from ..platform import Platform, get_platform
+from .adv_matmul_kernel_type import with_default_kernel_type
 from .fingerprint import compiler_fingerprint, describe_value
 from .kernel import KernelFunction
 from .lower import Lowerer
@@ -70,6 +71,7 @@ class KernelBuilder:
 
     def binary(self, kinds: tuple[ArgKind, ...], options: Options, native: bool = True) -> KernelBinary:
         """The binary for these argument kinds and options; with ``native`` its machine code is ready."""
+        options = with_default_kernel_type(self.kernel, options)
         platform = get_platform(options.platform)
         base = (kinds, options.resolved_kernel_type, platform.key, options.check, sync_mode(options),
                 options.profile)
@@ -93,6 +95,7 @@ class KernelBuilder:
 
         Learned by lowering the kernel (once per specialisation), without building anything.
         """
+        options = with_default_kernel_type(self.kernel, options)
         platform = get_platform(options.platform)
         base = (kinds, options.resolved_kernel_type, platform.key, options.check, sync_mode(options),
                 options.profile)

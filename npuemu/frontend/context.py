@@ -100,6 +100,10 @@ class LoweringContext(Protocol):
     def emit_if(self, condition: str) -> AbstractContextManager[None]:
         """A context manager: what is emitted inside it runs only when the expression ``condition`` holds."""
 
+    def emit_block(self, header: str) -> AbstractContextManager[None]:
+        """A context manager: what is emitted inside it is the body of the compound statement ``header``
+        (``for i in range(n):``)."""
+
     def isa(self, module: str, fn: str) -> str:
         """The name under which generated code calls the instruction ``npuemu.isa.<module>.<fn>``."""
 
@@ -146,6 +150,10 @@ class LoweringContext(Protocol):
 
     def wait_until(self, ready: str, node: ast.AST | None) -> None:
         """Emit a cross-core wait: the core yields to the scheduler until the expression ``ready`` holds."""
+
+    def inline_values(self, jitfn: Any, args: list[Value], kwargs: dict[str, Value], node: ast.AST) -> Value:
+        """Inline the ``@asc.jit`` helper (a ``KernelFunction``) ``jitfn`` as if called at ``node`` with these
+        argument values: library code written in the kernel language (the high-level Matmul API)."""
 
     def at_kernel_end(self, line: str) -> None:
         """Emit ``line`` once, after the kernel body."""

@@ -322,6 +322,14 @@ class ExpressionLowering:
                       UnsupportedSyntaxError)
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords if k.arg is not None}
+        return self.inline_values(jitfn, args, kwargs, node)
+
+    def inline_values(self, jitfn: Any, args: list[Value], kwargs: dict[str, Value], node: ast.AST) -> Value:
+        """Inline the helper ``jitfn`` called at ``node`` with argument values already lowered."""
+        parsed = parse_function(jitfn.fn)
+        if len(self.scopes) > MAX_INLINE_DEPTH or any(s.parsed.fn is jitfn.fn for s in self.scopes):
+            self.fail(f"recursive call of @asc.jit helper '{parsed.name}' (helpers are inlined)", node,
+                      UnsupportedSyntaxError)
         sig = inspect.signature(jitfn.fn)
         try:
             bound = sig.bind(*args, **kwargs)

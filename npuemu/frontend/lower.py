@@ -100,6 +100,12 @@ class Lowerer(StatementLowering, ExpressionLowering):
         self.emit(self.call_isa(module, fn, args, node))
 
     @contextlib.contextmanager
+    def emit_block(self, header: str) -> Iterator[None]:
+        """A context manager: what is emitted inside it is the body of the statement ``header``."""
+        with self.em.block(header), self.sync_region("loop" if header.startswith(("for", "while")) else "if"):
+            yield
+
+    @contextlib.contextmanager
     def emit_if(self, condition: str) -> Iterator[None]:
         """A context manager: what is emitted inside it runs only when the expression ``condition`` holds."""
         with self.em.block(f"if {condition}:"), self.sync_region("if"):

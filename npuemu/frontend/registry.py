@@ -34,6 +34,9 @@ AttrRule = Callable[["LoweringContext", Value, ast.AST], Value]
 FUNC_RULES: dict[int, tuple[Any, Rule]] = {}
 METHOD_RULES: dict[tuple[type, str], Rule] = {}
 ATTR_RULES: dict[tuple[type, str], AttrRule] = {}
+# ``with recv.m(...) as name: body`` runs as ``while recv.m(...): name = recv.<counter>(); body``:
+# (receiver type, method m) -> the counter method's name (``Matmul.iterate``)
+LOOP_CONTEXTS: dict[tuple[type, str], str] = {}
 
 _MISSING = object()
 _REQUIRED = object()

@@ -58,6 +58,10 @@ class ParsedFunction:
                 bump(node.target)
             elif isinstance(node, ast.For):
                 bump(node.target, 2)        # rebound every iteration
+            elif isinstance(node, ast.With):
+                for item in node.items:     # a loop context (``with mm.iterate() as count``): every iteration
+                    if item.optional_vars is not None:
+                        bump(item.optional_vars, 2)
             elif isinstance(node, ast.NamedExpr):
                 bump(node.target)
         return counts

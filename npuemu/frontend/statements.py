@@ -149,6 +149,25 @@ class StatementLowering:
             self.loop_step(node)
             self.block(node.body)
 
+    def stmt_With(self, node: ast.With) -> None:
+        """``with obj.m(...) as name:`` where ``m`` is a loop context (registry.LOOP_CONTEXTS): a loop."""
+        ctx = node.items[0].context_expr if len(node.items) == 1 else None
+        if isinstance(ctx, ast.Call) and isinstance(ctx.func, ast.Attribute) and isinstance(ctx.func.value, ast.Name):
+            recv = self.expr(ctx.func.value)
+            counter = registry.LOOP_CONTEXTS.get((type(recv.type), ctx.func.attr))
+            if counter is not None:
+                body = list(node.body)
+                target = node.items[0].optional_vars
+                if target is not None:
+                    read = ast.Call(func=ast.Attribute(value=ctx.func.value, attr=counter, ctx=ast.Load()),
+                                    args=[], keywords=[])
+                    body.insert(0, ast.copy_location(ast.Assign(targets=[target], value=read), node))
+                    ast.fix_missing_locations(body[0])
+                self.stmt_While(ast.copy_location(ast.While(test=ctx, body=body, orelse=[]), node))
+                return
+        self.fail("'With' statements are not supported in kernels, except `with matmul.iterate() as count:` "
+                  "(a loop over an asc.adv.Matmul's tiles)", node, UnsupportedSyntaxError)
+
     def stmt_For(self, node: ast.For) -> None:
         if node.orelse:
             self.fail("for/else is not supported in kernels", node, UnsupportedSyntaxError)

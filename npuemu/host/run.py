@@ -24,6 +24,8 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from ..errors import LaunchError
+from ..frontend.adv_matmul_kernel_type import with_default_kernel_type
+from ..frontend.kernel import KernelFunction
 from ..language.enums import KernelType
 from ..options import from_environment
 from ..arrays import as_array, gm_buffer
@@ -152,6 +154,8 @@ def _check_batch_mode(kernel: Any, result: TilingResult, plat: Platform, launch:
     """Batch mode (schedule mode 1) needs every block resident at once."""
     options = from_environment(**{**getattr(kernel, "options", {}),
                                   **{k: v for k, v in launch.items() if k == "kernel_type"}})
+    if isinstance(kernel, KernelFunction):    # a kernel using the Matmul API is MIX unless told otherwise
+        options = with_default_kernel_type(kernel, options)
     aiv = options.resolved_kernel_type in _AIV_TYPES
     cores = plat.aiv_count if aiv else plat.aic_count
     if result.block_dim > cores:
