@@ -120,3 +120,33 @@ def test_cross_core_sync_needs_a_kernel_type_that_starts_the_sync_unit(kernel, k
     with pytest.raises(errors.KernelTypeError, match=message) as info:
         kernel[2](np.zeros(8, np.float32), kernel_type=kernel_type, debug=True)
     assert info.value.loc is not None and "asc." in info.value.loc.line_text
+
+
+@asc.jit(kernel_type=K.MIX_AIC_1_2)
+def shared_setup_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, use_on_aic: int):
+    """Both core types run the set-up, as a MIX kernel's source does: a VECOUT queue on the AIC only records
+    the queue (the AIC has no UB); taking a buffer from it there is the error."""
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECOUT, 1)
+    pipe.init_buffer(q, 1, 64 * 4)
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 64)
+    zg = asc.GlobalTensor()
+    zg.set_global_buffer(z + asc.get_block_idx() * 64, 64)
+    if asc.ascend_is_aiv() or use_on_aic:
+        t = q.alloc_tensor(asc.float32)
+        asc.data_copy(t, xg, 64)
+        q.enque(t)
+        u = q.deque(asc.float32)
+        asc.data_copy(zg, u, 64)
+        q.free_tensor(u)
+
+
+def test_a_mix_kernel_may_set_up_ub_queues_on_its_aic_but_not_use_them_there():
+    x = np.arange(64, dtype=np.float32)
+    z = np.zeros(2 * 64, np.float32)
+    shared_setup_kernel[1](x, z, 0)
+    np.testing.assert_array_equal(z, np.tile(x, 2))          # the two AIVs copied; the AIC only set up
+    with pytest.raises(errors.PositionError, match=r"AIC 0.*this core type has no UB.*ascend_is_aiv") as e:
+        shared_setup_kernel[1](x, z, 1)
+    assert "t = q.alloc_tensor(asc.float32)" in str(e.value)

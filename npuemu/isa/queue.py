@@ -100,7 +100,9 @@ _STATE = {S.BLK_FREE: "free", S.BLK_ALLOCATED: "allocated", S.BLK_ENQUEUED: "enq
           S.BLK_DEQUEUED: "dequeued"}
 
 register({
-    F_NO_MEM: (errors.PositionError, lambda a, b, c, env: f"this core type has no {env.hardware(a)}"),
+    F_NO_MEM: (errors.PositionError, lambda a, b, c, env: f"this core type has no {env.hardware(a)}: a buffer "
+                                                          f"of that memory cannot be taken here (guard the code "
+                                                          f"with asc.ascend_is_aiv())"),
     F_OVERFLOW: (errors.CapacityError,
                  lambda a, b, c, env: Message(f"{env.hardware(c)} overflow: buffers need {a} bytes but it has {b}",
                                               buffer=env.hardware(c))),
@@ -165,6 +167,23 @@ def carve(st, hw, nbytes, nbufs, max_bufs, loc):
     return addr
 
 
+@njit(cache=True)
+def carve_if_present(st, hw, nbytes, nbufs, max_bufs, loc):
+    """:func:`carve`, except on a core type without memory ``hw`` (a UB queue set up by the AIC of a MIX
+    kernel, whose source both core types run): then nothing is taken and the address is ``-1 - hw``, which
+    the first use of the buffer reports (:func:`check_present`)."""
+    if st[S.SEG_SIZE + hw] == 0:
+        return -1 - hw
+    return carve(st, hw, nbytes, nbufs, max_bufs, loc)
+
+
+@njit(cache=True)
+def check_present(base, loc):
+    """A buffer set up on a core type without its memory cannot be used there."""
+    if base < 0:
+        raise Fault(F_NO_MEM, loc, -1 - base, 0, 0)
+
+
 @instruction
 def init_queue(st, qid, pos, hw, num, length, depth, max_bufs, loc):
     q = S.QUEUE_BASE + qid * S.QUEUE_STRIDE
@@ -175,7 +194,7 @@ def init_queue(st, qid, pos, hw, num, length, depth, max_bufs, loc):
     if length <= 0:
         raise Fault(F_BAD_LEN, loc, length, 0, 0)
     blk = (length + 31) // 32 * 32
-    base = carve(st, hw, num * blk, num, max_bufs, loc)
+    base = carve_if_present(st, hw, num * blk, num, max_bufs, loc)
     set_queue(st, qid, pos, num, blk, base, depth, loc)
 
 
@@ -203,6 +222,7 @@ def alloc_tensor(st, qid, max_per_pos, loc):
     n = st[q + S.Q_NBLK]
     if n == 0:
         raise Fault(F_NOT_INIT, loc, 0, 0, 0)
+    check_present(st[q + S.Q_BASE], loc)
     cursor = st[q + S.Q_CURSOR]
     for i in range(n):
         b = (cursor + i) % n
@@ -296,7 +316,7 @@ def init_tbuf(st, bid, hw, length, max_bufs, loc):
     if length <= 0:
         raise Fault(F_BAD_LEN, loc, length, 0, 0)
     blk = (length + 31) // 32 * 32
-    st[t] = carve(st, hw, blk, 1, max_bufs, loc)
+    st[t] = carve_if_present(st, hw, blk, 1, max_bufs, loc)
     st[t + 1] = blk
 
 
@@ -307,6 +327,7 @@ def tbuf_get(st, bid, nbytes, offset, loc):
     size = st[t + 1]
     if size == 0:
         raise Fault(F_TBUF_NOT_INIT, loc, 0, 0, 0)
+    check_present(st[t], loc)
     if offset % 32 != 0:
         raise Fault(F_TBUF_ALIGN, loc, offset, 0, 0)
     if nbytes < 0:
