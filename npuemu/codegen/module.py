@@ -17,8 +17,8 @@ from numpy import float32 as _f32
 """
 
 
-def module_source(em: Emitter, runtime_vars: dict[str, str], params: list[str], epilogue: list[str] = (), generator: bool = False, gm_params: int = 0,
-                  array_params: tuple[str, ...] = ()) -> str:
+def module_source(em: Emitter, runtime_vars: dict[str, str], params: list[str], epilogue: list[str] = (),
+                  generator: bool = False, gm_params: int = 0, array_params: tuple[str, ...] = ()) -> str:
     """The module text; the kernel is a generator only if it can block on another core.
 
     Numba compiles plain functions several times faster than generators, and
