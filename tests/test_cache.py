@@ -169,9 +169,29 @@ def test_generated_source_does_not_depend_on_object_addresses():
 
     assert out[0] == 8
     (binary,) = host_function_kernel.binaries()
-    header = binary.source.splitlines()[1]
-    assert "count=const:function=fn:test_cache.tile_count:" in header     # by name and source hash
+    assert "count=const:function=fn:test_cache.tile_count:" in binary.key.describe()   # by name and source hash
     assert " at 0x" not in binary.source   # the file name is a hash of this text
+
+
+@asc.jit
+def shared_code_kernel(out: asc.GlobalAddress):
+    g = asc.GlobalTensor()
+    g.set_global_buffer(out)
+    g.set_value(0, 7)
+
+
+def test_binaries_with_the_same_code_share_one_module():
+    """Another platform or check level with the same generated code is another binary (its own key) but the
+    same module, so it is compiled once; check level full generates other code."""
+    out = np.zeros(1, np.int32)
+    for launch in ({"check": "off"}, {"check": "default"}, {"check": "default", "platform": "Ascend910B4"},
+                   {"check": "full"}):
+        shared_code_kernel[1](out, debug=True, **launch)
+        assert out[0] == 7
+    off, default, b4, full = sorted(shared_code_kernel.binaries(), key=lambda b: (b.check != "off", b.check,
+                                                                                   b.key.platform))
+    assert len({off.sha256, default.sha256, b4.sha256, full.sha256}) == 4
+    assert off.module.path == default.module.path == b4.module.path != full.module.path
 
 
 def test_instruction_caches_are_stamped_with_what_they_import(tmp_path, monkeypatch):

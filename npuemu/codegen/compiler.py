@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from ..errors import KernelCompileError
 from ..isa.linkage import LinkError, linking, load_links
+from .compile_report import install as _install_compile_report
 from .cache import (PACKAGE, check_entry, discard_machine_code, ensure_package, entry_files,
                     entry_intact, entry_lock, find_entry, lock_numba_cache_index, record_entry, roots,
                     write_atomic)
@@ -36,6 +37,7 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks, Numba's ow
 
 _LOCK = threading.Lock()
 lock_numba_cache_index()
+_install_compile_report()      # NPUEMU_COMPILE_REPORT=<path>: one line per compilation
 
 
 @dataclass

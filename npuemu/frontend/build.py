@@ -24,6 +24,7 @@ from ..binary.facts import ScalarParam
 from ..binary.kernel_binary import KernelBinary
 from ..binary.key import ArgSpec, BinaryKey
 from ..codegen.compiler import generated_module
+from ..codegen.compile_report import note_binary
 from ..codegen.module import module_source
 from ..errors import LaunchError, RedundantSyncWarning
 from ..language.enums import KernelType
@@ -222,11 +223,12 @@ def lower_binary(kernel: KernelFunction, kinds: tuple[ArgKind, ...], options: Op
     tested = frozenset(lw.facts.tiling_keys)
     check_tiling_key(kernel.__name__, tested, options.tiling_key)     # before anything is compiled
     key = binary_key(kernel, kinds, options, platform, options.tiling_key if tested else None)
-    origin = f"{kernel.key_name} ({os.path.basename(parsed.filename)}:{parsed.first_line})"
     arrays = tuple(name for name, p in zip(params.arg_names, params.scalars) if p.kind.endswith("[]"))
-    source = module_source(lw.em, lw.runtime_vars, params.arg_names, origin, key.describe(), lw.epilogue,
+    source = module_source(lw.em, lw.runtime_vars, params.arg_names, lw.epilogue,
                            generator=lw.facts.blocking, gm_params=len(params.gm), array_params=arrays)
     module = generated_module(kernel.__name__, source)
+    note_binary(module.path.stem, f"{kernel.key_name} ({os.path.basename(parsed.filename)}:{parsed.first_line})",
+                key.describe())
     facts = lw.facts.freeze(params.gm, params.scalars)
     return KernelBinary(key=key, name=kernel.__name__, module=module, facts=facts, locs=tuple(lw.em.locs),
                         kernel_type=KernelType(options.resolved_kernel_type), platform=platform)

@@ -107,7 +107,7 @@ def gm_elem(gm, rid, off, size, esize, index, loc):
 
 
 def _make_access(dtype):
-    """get/set element instructions for one storage dtype (LocalTensor, and GlobalTensor in two forms)."""
+    """get/set element instructions of LocalTensor for one storage dtype."""
     np_t = dtype
     esize = np.dtype(dtype).itemsize
 
@@ -121,6 +121,12 @@ def _make_access(dtype):
         at = _local_index(addr, length, esize, index, loc)
         lm[at:at + esize].view(np_t)[0] = value
 
+    return local_get, local_set
+
+
+def _make_gm_access(esize):
+    """get/set element instructions of GlobalTensor (two forms) for one element size: they only move
+    bytes, so the dtypes of one size share them (and their compilation)."""
     # GM elements go through the DCache.  The generated code checks the index with gm_elem, then
     # reads or writes the element in the DCache array at the position dcache.load_hit / store_hit
     # give for a hit, or else gm_get / gm_set (a miss, or the first write to a clean line).  A binary
@@ -142,15 +148,19 @@ def _make_access(dtype):
     def gm_set_full(st, sh, gsh, gm, dc, rid, at, geo, loc):
         return dcache.store_full(st, sh, gsh, gm, dc, rid, at, np.int64(esize), geo, loc)
 
-    return local_get, local_set, gm_get, gm_set, gm_get_full, gm_set_full
+    return gm_get, gm_set, gm_get_full, gm_set_full
 
 
 # module-level local_get_<t>, local_set_<t>, gm_get_<t>, gm_set_<t>, gm_get_<t>_full, gm_set_<t>_full
+_GM_ACCESS: dict[int, tuple] = {}
 for _t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64, np.float32,
            np.float64):
     _sfx = np.dtype(_t).kind + str(8 * np.dtype(_t).itemsize)
     _names = (f"local_get_{_sfx}", f"local_set_{_sfx}", f"gm_get_{_sfx}", f"gm_set_{_sfx}",
               f"gm_get_{_sfx}_full", f"gm_set_{_sfx}_full")
-    globals().update(zip(_names, _make_access(_t)))
+    _size = np.dtype(_t).itemsize
+    if _size not in _GM_ACCESS:
+        _GM_ACCESS[_size] = _make_gm_access(_size)
+    globals().update(zip(_names, _make_access(_t) + _GM_ACCESS[_size]))
 
 __all__ = ["static_tensor", "sub_tensor", "gm_sub_tensor", "check_aligned"]

@@ -33,6 +33,8 @@ the same way.
 """
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import secrets
 import sys
@@ -174,12 +176,14 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     else:
         seconds = item.config.getoption("--npuemu-timeout")
     if seconds is None:
-        yield
+        with _cpu_record(item):
+            yield
         return
     previous = os.environ.get("NPUEMU_TIMEOUT")
     os.environ["NPUEMU_TIMEOUT"] = repr(seconds)
     try:
-        yield
+        with _cpu_record(item):
+            yield
     finally:
         if previous is None:
             os.environ.pop("NPUEMU_TIMEOUT", None)
@@ -194,3 +198,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
     seed = item.stash.get(SEED_KEY, None)
     if seed is not None and report.failed:
         report.sections.append(("npuemu", f"npuemu_rng seed: {seed} (rerun this test with --npuemu-seed={seed})"))
+
+
+
+@contextlib.contextmanager
+def _cpu_record(item: pytest.Item) -> Iterator[None]:
+    """With ``NPUEMU_COMPILE_REPORT=<path>``: one line per test with its CPU seconds (setup and teardown
+    included, child processes it waited for too) beside the compilations (``npuemu.codegen.compile_report``)."""
+    path = os.environ.get("NPUEMU_COMPILE_REPORT")
+    if not path:
+        yield
+        return
+    before = os.times()
+    try:
+        yield
+    finally:
+        after = os.times()
+        cpu = sum(getattr(after, f) - getattr(before, f)
+                  for f in ("user", "system", "children_user", "children_system"))
+        with open(path, "a") as f:
+            f.write(json.dumps({"kind": "test", "test": item.nodeid, "cpu": round(cpu, 4), "pid": os.getpid()})
+                    + "\n")
