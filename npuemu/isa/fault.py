@@ -38,6 +38,7 @@ range      area                     registered (module: codes)
 1900-1999  system registers         system: 1900-1903, user_tag: 1910, local_array: 1920, watch: 1930-1931
 2000-2099  buffer pools and lists   buf_pool: 2000-2007, slice_copy: 2010-2015, list_tensor: 2020-2028
 2100-2199  cube img2col and sparse  img2col: 2100-2102, sparse: 2110-2112
+2400-2499  SuperKernel early start  task_sync: 2400-2401
 =========  =======================  ==============================================
 """
 from __future__ import annotations

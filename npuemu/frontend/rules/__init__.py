@@ -10,3 +10,4 @@ from . import tensor_meta  # noqa: F401
 from . import local_array  # noqa: F401
 from . import shape_info  # noqa: F401
 from . import buf_pool, list_tensor  # noqa: F401
+from . import task_sync  # noqa: F401
