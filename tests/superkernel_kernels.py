@@ -74,3 +74,28 @@ def early_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, sets: int, waits: i
             asc.set_next_task_start()
     if asc.tiling_key_is(2):
         pipe.destroy()          # a branch that forgets the call
+
+
+@asc.jit(kernel_type=asc.KernelType.MIX_AIC_1_1)
+def mix_kernel(out: asc.GlobalAddress, direction: int, reps: int, all_aivs: int):
+    """AIC-AIV sync in mode 2 on flag 5.  direction 0: the AIVs set, the AIC waits; direction 1: the AIC
+    sets ``reps`` times, the AIVs wait as often.  Only AIV sub-block 0 takes part unless ``all_aivs``.
+    Every core then writes its block idx + 1 into its own 64-byte line of ``out`` (AIC at line 64 + idx)."""
+    og = asc.GlobalTensor()
+    og.set_global_buffer(out)
+    i = asc.get_block_idx()
+    if asc.ascend_is_aiv():
+        if all_aivs or asc.get_sub_block_idx() == 0:
+            if direction == 0:
+                asc.cross_core_set_flag(5, 2, asc.PipeID.PIPE_MTE3)
+            else:
+                for _ in range(reps):
+                    asc.cross_core_wait_flag(5, 2)
+        og.set_value(i * 16, i + 1)
+    if asc.ascend_is_aic():
+        if direction == 0:
+            asc.cross_core_wait_flag(5, 2)
+        else:
+            for _ in range(reps):
+                asc.cross_core_set_flag(5, 2, asc.PipeID.PIPE_FIX)
+        og.set_value((64 + i) * 16, i + 1)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from npuemu import superkernel as sk
-from npuemu.errors import DeadlockError, SuperKernelError, SuperKernelOptionError
+from npuemu.errors import DeadlockError, SuperKernelError, SuperKernelOptionError, SyncError
 from npuemu.language.enums import KernelType as K
 
 from superkernel_kernels import probe_kernel
@@ -195,3 +195,60 @@ def test_scope_named_none_runs_launches_one_by_one():
         probe_kernel[2](out, 0, 0)
         np.testing.assert_array_equal(out.reshape(-1, 16)[:2, :3], [[2, 2, 1], [2, 2, 2]])
     assert s.superkernel is None and not s.subs
+
+
+# --------------------------------------------------------------------------- MIX 1:1 in a 1:2 SuperKernel (§1.7)
+
+def _mix_sk(out, direction, reps, all_aivs):
+    from superkernel_kernels import mix_kernel
+    filler = np.zeros(64 * 16, np.int32)
+    return sk.combine([sk.Launch(mix_kernel, 2, (out, direction, reps, all_aivs), {"check": "full"}, name="x"),
+                       _probe(5, 0, 0, filler)])      # AIV_ONLY-like 5 blocks > 2: the SK becomes 1:2
+
+
+def test_mix_1_1_alone_syncs_with_its_one_aiv():
+    from superkernel_kernels import mix_kernel
+    out = np.zeros(128 * 16, np.int32)
+    mix_kernel[2](out, 0, 1, 0, check="full")
+    mix_kernel[2](out, 1, 3, 0, check="full")
+    assert out.reshape(-1, 16)[64:66, 0].tolist() == [1, 2]
+
+
+def test_mix_1_1_with_one_aiv_setting_hangs_in_a_1_2_superkernel():
+    out = np.zeros(128 * 16, np.int32)
+    s = _mix_sk(out, 0, 1, 0)
+    assert (s.kernel_type, s.block_dim) == (K.MIX_AIC_1_2, 3)
+    with pytest.raises(DeadlockError, match="MIX 1:1 in a 1:2 SuperKernel") as e:
+        s.run()
+    assert e.value.sub_kernel == "x" and "1 of 2 AIVs of its AI Core" in str(e.value)
+
+
+def test_mix_1_1_with_one_aiv_waiting_overflows_the_other_aivs_counter():
+    out = np.zeros(128 * 16, np.int32)
+    with pytest.raises(SyncError, match="count past 15") as e:
+        _mix_sk(out, 1, 16, 0).run()
+    assert e.value.sub_kernel == "x" and "MIX 1:1 in a 1:2" in str(e.value)
+    with pytest.raises(SyncError, match="counting 3") as e:
+        _mix_sk(np.zeros(128 * 16, np.int32), 1, 3, 0).run()     # fewer sets: left over at the end
+    assert e.value.core == "AIV 1" and e.value.sub_kernel == "x" and "MIX 1:1 in a 1:2" in str(e.value)
+
+
+@pytest.mark.parametrize("direction, reps", [(0, 1), (1, 3)])
+def test_mix_1_1_with_every_aiv_taking_part_runs_in_a_1_2_superkernel(direction, reps):
+    out = np.zeros(128 * 16, np.int32)
+    _mix_sk(out, direction, reps, 1).run()
+    lines = out.reshape(-1, 16)
+    assert lines[:4, 0].tolist() == [1, 2, 3, 4]        # both AIVs of AI Cores 0-1: get_block_idx spans [0, 4)
+    assert lines[64:66, 0].tolist() == [1, 2]
+
+
+def test_cost_comparison_saves_one_launch_overhead_per_fused_launch():
+    from npuemu.superkernel.cost import compare
+    out = np.zeros(2 * 64 * 16, np.int32)
+    profiles = [probe_kernel[4](out, 0, 0, profile=True), probe_kernel[2](out, 1, 0, profile=True)]
+    c = compare(profiles)
+    overhead = profiles[0].platform.launch_overhead_us
+    assert c.separate_us == pytest.approx(profiles[0].task_us + profiles[1].task_us)
+    assert c.fused_us == pytest.approx(overhead + profiles[0].kernel_us + profiles[1].kernel_us)
+    assert c.overhead_saved_us == pytest.approx(overhead)
+    assert "launch overhead saved" in c.report()

@@ -45,6 +45,11 @@ _DUMMY = np.zeros(1, np.int64)
 _KEEP = (S.MAX_STEPS, S.POLL, S.STOP, S.STEP_LIMIT)      # the watchdog's words survive a sub-kernel switch
 
 
+MIX_HINT = ("; sub-kernel {k} '{sub}' is MIX_AIC_1_1 but runs with two AIVs per AIC in this MIX_AIC_1_2 "
+            "SuperKernel: an AIC's mode-2 set counts up both AIVs' flags and its counter counts only when both "
+            "AIVs have set, so every AIV must take part in the AIC-AIV sync")
+
+
 def active(spec: CoreSpec, kernel_type: KernelType, block_dim: int, sk_ratio: int) -> bool:
     """Whether the SuperKernel core ``spec`` runs a sub-kernel of ``kernel_type`` and ``block_dim`` blocks.
 
@@ -326,12 +331,25 @@ class Run:
         k = max(self.sub_of[slot], 0)
         if isinstance(exc, Fault):
             err = translate_fault(exc, self.cores[slot], self.contexts[k])
-            err.sub_kernel = self.sk.subs[k].label          # type: ignore[attr-defined]
+            sub = self.sk.subs[k]
+            if isinstance(err, errors.SyncError) and sub.kernel_type == KernelType.MIX_AIC_1_1 \
+                    and self.sk.kernel_type == KernelType.MIX_AIC_1_2:
+                err = type(err)(err.detail + MIX_HINT.format(k=k, sub=sub.label), kernel=err.kernel,
+                                core=err.core, loc=err.loc, rule="MIX 1:1 in a 1:2 SuperKernel", pipe=err.pipe,
+                                buffer=err.buffer)
+            err.sub_kernel = sub.label          # type: ignore[attr-defined]
             raise err from None
         if isinstance(exc, errors.NpuemuError):
             raise exc
         raise errors.KernelFault(f"{type(exc).__name__}: {exc}", kernel=self.sk.label(k),
                                  core=self.cores[slot].label, rule="runtime error") from exc
+
+    def _sub_of_loc(self, loc: Any) -> int:
+        """The sub-kernel a source location of the SuperKernel's table belongs to (0 if none)."""
+        for k in range(len(self.sk.subs) - 1, -1, -1):
+            if any(loc is x for x in self.sk.subs[k].binary.locs):
+                return k
+        return 0
 
     def _on_stop(self, states: list[CoreState]) -> None:
         raise stop_error(self.watchdog, self.contexts[0], states)
@@ -354,7 +372,15 @@ class Run:
             if any(s.binary.facts.cross_core and s.binary.check != "off" for s in sk.subs):
                 err = scheduler.unfinished_flags(sk.name, self.cores, self.words, self.all_locs)
                 if err is not None:
-                    raise err
+                    mixed = [k for k, s in enumerate(sk.subs) if s.kernel_type == KernelType.MIX_AIC_1_1]
+                    detail, rule = err.detail, err.rule
+                    if mixed and sk.kernel_type == KernelType.MIX_AIC_1_2:
+                        detail += MIX_HINT.format(k=mixed[0], sub=sk.subs[mixed[0]].label)
+                        rule = "MIX 1:1 in a 1:2 SuperKernel"
+                    k = self._sub_of_loc(err.loc)
+                    out = errors.SyncError(detail, kernel=sk.label(k), core=err.core, loc=err.loc, rule=rule)
+                    out.sub_kernel = sk.subs[k].label        # type: ignore[attr-defined]
+                    raise out
         finally:
             for r in self.gm.regions:
                 r.finish()
