@@ -99,3 +99,32 @@ def mix_kernel(out: asc.GlobalAddress, direction: int, reps: int, all_aivs: int)
             for _ in range(reps):
                 asc.cross_core_set_flag(5, 2, asc.PipeID.PIPE_FIX)
         og.set_value((64 + i) * 16, i + 1)
+
+
+@asc.jit
+def two_pipes_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, fixed: int):
+    """TPipe p1 copies x to y through UB (MTE3 reads the buffer last), is destroyed, and TPipe p2 fills the
+    same UB bytes by the vector unit: ordered only by destroy()'s PIPE_ALL barrier (or the fix's own)."""
+    xg = asc.GlobalTensor()
+    yg = asc.GlobalTensor()
+    xg.set_global_buffer(x)
+    yg.set_global_buffer(y)
+    p1 = asc.TPipe()
+    b1 = asc.TBuf(asc.TPosition.VECCALC)
+    p1.init_buffer(b1, 32)
+    t1 = b1.get(asc.int32)
+    asc.data_copy(t1, xg, 8)
+    asc.set_flag(asc.HardEvent.MTE2_MTE3, 0)
+    asc.wait_flag(asc.HardEvent.MTE2_MTE3, 0)
+    asc.data_copy(yg, t1, 8)
+    p1.destroy()
+    if fixed:
+        asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    p2 = asc.TPipe()
+    b2 = asc.TBuf(asc.TPosition.VECCALC)
+    p2.init_buffer(b2, 32)
+    t2 = b2.get(asc.int32)
+    asc.duplicate(t2, 7, 8)
+    asc.set_flag(asc.HardEvent.V_MTE3, 0)
+    asc.wait_flag(asc.HardEvent.V_MTE3, 0)
+    asc.data_copy(yg[8:], t2, 8)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 
 from .. import errors
+from . import hb
 from . import state as S
 from .cross_core import done, waiting
 from .fault import Fault, register
@@ -65,6 +66,14 @@ def try_wait_pre_task_end(st, loc):
 
 
 @instruction
+def destroy_barrier(st, sh, loc):
+    """``TPipe.destroy()``'s closing ``PipeBarrier<PIPE_ALL>`` for the race checker; a SuperKernel's
+    sub-kernel is compiled without it (CANN removes it under ``__ASCENDC_ENABLE_SUPER_KERNEL__``)."""
+    if not st[S.SK_FLAGS] & S.SK_SUB:
+        hb.barrier_all(st, sh, loc)
+
+
+@instruction
 def sync_all_arrive(st, aiv_only, loc):
     """A hard sync_all begins: in a SuperKernel's sub-kernel, count it (block 0's count is the
     feed-sync-all config word's syncIdx, which the idle cores follow)."""
@@ -73,4 +82,4 @@ def sync_all_arrive(st, aiv_only, loc):
         st[S.SK_SYNC_TYPE] = 1 if aiv_only else 0
 
 
-__all__ = ["sync_all_arrive", "set_next_task_start", "try_wait_pre_task_end", "F_SET_TWICE", "F_WAIT_TWICE", "W_PRE_TASK"]
+__all__ = ["destroy_barrier", "sync_all_arrive", "set_next_task_start", "try_wait_pre_task_end", "F_SET_TWICE", "F_WAIT_TWICE", "W_PRE_TASK"]
