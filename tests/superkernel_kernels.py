@@ -51,9 +51,10 @@ def dcache_kernel(x: asc.GlobalAddress, out: asc.GlobalAddress, role: int, value
 
 
 @asc.jit(kernel_type=asc.KernelType.MIX_AIV_1_0)
-def early_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, sets: int, waits: int):
+def early_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, sets: int, waits: int, late: int):
     """Core i copies ``x[8i:8i+8]`` to ``y`` by DMA: ``waits`` wait_pre_task_end calls before the first data
-    move, ``sets`` set_next_task_start calls after the last, the latter only under tiling key 1."""
+    move, ``sets`` set_next_task_start calls after the last (only under tiling key 1); ``late``: the copy to
+    ``y`` is written again after the set (an instruction that overlaps the next sub-kernel)."""
     i = asc.get_block_idx()
     xg = asc.GlobalTensor()
     yg = asc.GlobalTensor()
@@ -72,6 +73,8 @@ def early_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, sets: int, waits: i
     if asc.tiling_key_is(1):
         for _ in range(sets):
             asc.set_next_task_start()
+        if late:
+            asc.data_copy(yg, t, 8)
     if asc.tiling_key_is(2):
         pipe.destroy()          # a branch that forgets the call
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 from .. import errors
 from . import hb
 from . import state as S
-from .cross_core import done, waiting
+from .cross_core import acquire_all, done, release_pipe, waiting
 from .fault import Fault, register
 from .linkage import instruction
 
 F_SET_TWICE = 2400
 F_WAIT_TWICE = 2401
+SK_BARRIER_OBJ = 255    # the race checker's sync object of the inter-kernel barriers (the last one)
 W_PRE_TASK = 64         # WAIT_KIND of a core in wait_pre_task_end (read by the SuperKernel's deadlock report)
 
 
@@ -45,6 +46,21 @@ def set_next_task_start(st, loc):
     if st[S.SK_SET_N] > 1:
         raise Fault(F_SET_TWICE, loc, st[S.SK_SET_LOC], 0, 0)
     st[S.SK_SET_LOC] = loc + 1
+
+
+@instruction
+def set_release(st, sh, gsh, aiv_pipe, aic_pipe, loc):
+    """Level full: where ``set_next_task_start`` takes effect, its pipe releases the inter-kernel barrier's
+    sync object: what the core issues later is not ordered before the next sub-kernel."""
+    if st[S.SK_FLAGS] & S.SK_EARLY_SET:
+        release_pipe(st, sh, gsh, aiv_pipe if st[S.CORE_TYPE] == 0 else aic_pipe, SK_BARRIER_OBJ, loc)
+
+
+@instruction
+def wait_acquire(st, sh, gsh, loc):
+    """Level full: a ``wait_pre_task_end`` that took effect acquires the barrier's sync object."""
+    if st[S.SK_FLAGS] & S.SK_EARLY_WAIT:
+        acquire_all(st, sh, gsh, SK_BARRIER_OBJ, loc)
 
 
 @instruction

@@ -23,6 +23,7 @@ from .. import errors
 from ..isa import cross_core, dcache
 from ..isa import state as S
 from ..isa.fault import Fault
+from ..isa.hb import H_LOCBASE
 from ..isa.state import LOG_WORDS
 from ..language.enums import KernelType
 from ..runtime import scheduler, shadows
@@ -42,6 +43,7 @@ from .feed import Workspace, follows, needs_complement
 from .model import SuperKernel
 
 _DUMMY = np.zeros(1, np.int64)
+SK_BARRIER_OBJ = 255      # the race checker's sync object of the inter-kernel barriers (hb.MAX_SYNC_OBJECTS - 1)
 _KEEP = (S.MAX_STEPS, S.POLL, S.STOP, S.STEP_LIMIT)      # the watchdog's words survive a sub-kernel switch
 
 
@@ -96,7 +98,20 @@ class Run:
         self.sh: list[np.ndarray] = [_DUMMY] * n      # each core's race-checker shadow of its current sub-kernel
         self.sub_of = [-1] * n                         # the sub-kernel each core is in (-1: before the first)
         self.carried = 0                               # the sub-kernel whose numbering the DCache lines use
-        self.gsh: list[tuple[np.ndarray, ...] | None] = [None] * len(subs)
+        for slot, st in enumerate(self.states):
+            st[S.CORE_SLOT] = slot
+        # the race checker's state spans the sub-kernels: one GM shadow per region of the SuperKernel (each
+        # sub-kernel sees them in its own region order) and one clock/local shadow per core; the barriers
+        # between sub-kernels are its cross-core release/acquire edges
+        self.full = any(s.binary.check == "full" for s in subs)
+        self.core_sh = ([shadows.new_core_shadow(i, n, int(self.templates[i][S.SCRATCH_BASE])) for i in range(n)]
+                        if self.full else [_DUMMY] * n)
+        self.shared_gsh: tuple[np.ndarray, ...] = ()
+        if self.full:
+            regs = [*self.gm.regions, None, system]
+            self.shared_gsh = shadows.new_gm_shadows([r.bytes.size if r is not None else 0 for r in regs], n, True,
+                                                     [r is not None and not r.initialized for r in regs])
+        self.gsh = [self._view_gsh(k) for k in range(len(subs))]
         # early start (spec §1.5 B, §1.11): which sub-kernels' own set_next_task_start / wait_pre_task_end
         # take effect (their source calls them, early-start=1, static shape; not the last's set or the first's
         # wait); their active cores get no complement set / wait
@@ -128,15 +143,35 @@ class Run:
         """Core ``slot`` runs sub-kernel ``k``, whose set_next_task_start takes effect, and has called it."""
         return self.own_set[k] and self.sub_of[slot] == k and self.states[slot][S.SK_SET_N] > 0
 
+    def _view_gsh(self, k: int) -> tuple[np.ndarray, ...]:
+        """Sub-kernel ``k``'s GM shadow tuple: the shared shadows in its region order (dummies below full)."""
+        order = self.gm.to_unified[k]
+        if not self.full or self.sk.subs[k].binary.check != "full":
+            return tuple(_DUMMY for _ in order)
+        pad, system = len(self.shared_gsh) - 2, len(self.shared_gsh) - 1
+        return tuple(self.shared_gsh[u if u >= 0 else pad if u == -1 else system] for u in order)
+
     def _gsh(self, k: int) -> tuple[np.ndarray, ...]:
-        if self.gsh[k] is None:
-            regs = self.gm.tuples[k]
-            if self.sk.subs[k].binary.check == "full":
-                self.gsh[k] = shadows.new_gm_shadows([r.bytes.size for r in regs], len(self.cores), True,
-                                                     [not r.initialized for r in regs])
-            else:
-                self.gsh[k] = tuple(_DUMMY for _ in regs)
         return self.gsh[k]
+
+    def _edge(self, slot: int, k: int, release: bool) -> None:
+        """Core ``slot`` releases (ends sub-kernel ``k``'s set half) or acquires (passes the barrier before
+        ``k``) the inter-kernel barrier's sync object, for the race checker."""
+        sh = self.core_sh[slot]
+        if not self.full or sh is _DUMMY:
+            return
+        view = self._view_gsh(k) if self.sk.subs[k].binary.check == "full" else self._full_view()
+        st = self.states[slot]
+        if release:
+            cross_core.release_all(st, sh, view, np.int64(SK_BARRIER_OBJ), np.int64(-1))
+        else:
+            cross_core.acquire_all(st, sh, view, np.int64(SK_BARRIER_OBJ), np.int64(-1))
+
+    def _full_view(self) -> tuple[np.ndarray, ...]:
+        for k, s in enumerate(self.sk.subs):
+            if s.binary.check == "full":
+                return self._view_gsh(k)
+        return ()
 
     def _enter(self, slot: int, k: int) -> tuple[Any, ...]:
         """Core ``slot``'s state for sub-kernel ``k`` and the arguments of its kernel instance."""
@@ -157,7 +192,9 @@ class Run:
             big[:S.STATE_SIZE] = st
             big[S.COST_CORES] = max(1, len(self.cores))
             st = big
-        sh = shadows.new_core_shadow(slot, len(self.cores), int(st[S.SCRATCH_BASE])) if full else _DUMMY
+        sh = self.core_sh[slot] if full else _DUMMY
+        if full:
+            sh[H_LOCBASE] = self.gm.loc_base[k]     # its stamps record SuperKernel-wide location ids
         self.sh[slot] = sh
         log = np.zeros(LOG_WORDS, np.int64) if sub.binary.facts.uses_log else _DUMMY
         return (st, self.lms[slot], self.gm.gm(k), log, sh, self._gsh(k), self.dc, *self.scalars[k])
@@ -282,7 +319,9 @@ class Run:
         for k, sub in enumerate(sk.subs):
             on = active(spec, sub.kernel_type, sub.block_dim, self.ratio)
             if k and not (on and self.own_wait[k]):        # a sub-kernel that waits for itself: at its call
-                yield from self.barriers.wait(slot, k)
+                if self.barriers.waits(slot, k):
+                    yield from self.barriers.wait(slot, k)
+                    self._edge(slot, k, release=False)
             self._carry_to(k)
             self.sub_of[slot] = k
             self.words[cross_core.PROGRESS] += 1
@@ -305,7 +344,10 @@ class Run:
                     self._dcci_all(slot, k, st)
             elif opts.debug_dcci_all:
                 self._dcci_all(slot, k, self._enter(slot, k)[0])
-            self.barriers.ended(slot, k, sets=not (on and self.own_set[k]) or self.states[slot][S.SK_SET_N] > 0)
+            sets = not (on and self.own_set[k])
+            if sets:
+                self._edge(slot, k, release=True)
+            self.barriers.ended(slot, k, sets=sets or self.states[slot][S.SK_SET_N] > 0)
         # the SuperKernel is a normal kernel: its entry ends with the whole-DCache flush
         if self.dc.size > 64:
             st = self._enter(slot, len(sk.subs) - 1)[0]

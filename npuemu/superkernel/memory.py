@@ -24,6 +24,7 @@ import numpy as np
 from ..codegen.abi import region_slots
 from ..errors import LaunchError, SourceLoc
 from ..isa import dcache
+from ..isa.hb import GLOBAL_LOC
 from ..isa.dcache_lines import H_DIRTY, HEADER_WORDS, L_DIRTY, L_FLOC, L_LINE, L_RID, L_WLOC, LINE_WORDS, layout
 from ..language import dtype as dt
 from ..runtime.args import Region, region_for
@@ -76,15 +77,14 @@ class GmLayout:
                 back[u] = local
             back[-2] = size - 1                     # the system region
             self.to_local.append(back)
-        # source locations: sub-kernel k's own first, then every other sub-kernel's (for messages naming a
-        # line of an earlier sub-kernel, such as the write that left a DCache line dirty)
-        self.locs: list[list[SourceLoc]] = []
-        self.loc_keys: list[list[tuple[int, int]]] = []
-        for k in range(len(locs)):
-            keys = [(k, j) for j in range(len(locs[k]))]
-            keys += [(o, j) for o in range(len(locs)) if o != k for j in range(len(locs[o]))]
-            self.loc_keys.append(keys)
-            self.locs.append([locs[o][j] for o, j in keys])
+        # source locations: each sub-kernel's own ids (what its code passes), and SuperKernel-wide ids from
+        # hb.GLOBAL_LOC on (the race checker's stamps and DCache lines carried from one sub-kernel to the next
+        # record those, so a message names the line of the sub-kernel that made the access)
+        self.all_locs: list[SourceLoc] = [loc for ls in locs for loc in ls]
+        self.loc_base: list[int] = []
+        for ls in locs:
+            self.loc_base.append(GLOBAL_LOC + sum(len(x) for x in locs[:len(self.loc_base)]))
+        self.locs = [LocTable(list(ls), self.all_locs) for ls in locs]
 
     def gm(self, k: int) -> tuple[np.ndarray, ...]:
         """Sub-kernel ``k``'s region tuple (its ``_gm`` argument)."""
@@ -100,11 +100,6 @@ class GmLayout:
             m[local + 1] = self.to_local[b][u] + 1 if u >= 0 else self.sizes[b]
         return m
 
-    def loc_map(self, a: int, b: int) -> np.ndarray:
-        """``m[loc]``: sub-kernel ``b``'s location id of sub-kernel ``a``'s (extended) location id."""
-        index = {key: i for i, key in enumerate(self.loc_keys[b])}
-        return np.array([index[key] for key in self.loc_keys[a]], np.int64)
-
     def carry_dcache(self, dc: np.ndarray, ncores: int, platform: Any, a: int, b: int) -> None:
         """Rewrite every core's cached lines from sub-kernel ``a``'s numbering into ``b``'s."""
         if ncores == 0 or dc.size <= 8 * 8:
@@ -112,7 +107,7 @@ class GmLayout:
         set_bits, ways, line_bits = dcache.geometry(platform)
         nsets, lsize = 1 << set_bits, 1 << line_bits
         dcw = dc.view(np.int64)
-        rmap, lmap = self.region_map(a, b), self.loc_map(a, b)
+        rmap, own, base = self.region_map(a, b), len(self.locs[a].own), self.loc_base[a]
         nlines = nsets * ways
         for slot in range(ncores):
             base, data = (int(v) for v in layout(slot, nsets, ways, lsize)[:2])
@@ -128,8 +123,8 @@ class GmLayout:
             rows[valid, L_RID] = new[valid]
             for col in (L_WLOC, L_FLOC):
                 v = rows[:, col]
-                ok = valid & (v >= 0) & (v < lmap.size)
-                v[ok] = lmap[v[ok]]
+                ok = valid & (v >= 0) & (v < own)
+                v[ok] += base
 
     def _evict(self, dc: np.ndarray, dcw: np.ndarray, base: int, data: int, w: int, row: np.ndarray, lsize: int,
                a: int) -> None:
@@ -145,4 +140,26 @@ class GmLayout:
         row[L_DIRTY] = 0
 
 
-__all__ = ["GmLayout"]
+class LocTable(Sequence[SourceLoc]):
+    """A sub-kernel's source locations by id: its own ids first, the SuperKernel-wide ones from GLOBAL_LOC."""
+
+    def __init__(self, own: list[SourceLoc], everything: list[SourceLoc]):
+        self.own = own
+        self.everything = everything
+
+    def __len__(self) -> int:
+        return GLOBAL_LOC + len(self.everything)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if 0 <= i < len(self.own):
+            return self.own[i]
+        if GLOBAL_LOC <= i < len(self):
+            return self.everything[i - GLOBAL_LOC]
+        return _UNKNOWN
+
+
+_UNKNOWN = SourceLoc("<unknown>", 0, 0, "?", "")
+
+__all__ = ["GmLayout", "LocTable"]

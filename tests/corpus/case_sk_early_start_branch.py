@@ -21,6 +21,7 @@ LEVELS = ("default", "full")
 
 def run(fixed: bool, **launch) -> None:
     x, y, z = np.arange(16, dtype=np.int32) + 2, np.zeros(16, np.int32), np.zeros(16, np.int32)
-    sk.combine([sk.Launch(early_kernel, 2, (x, y, 1, 0), {**launch, "tiling_key": 1 if fixed else 2}, name="a"),
-                sk.Launch(early_kernel, 2, (y, z, 0, 1), {**launch, "tiling_key": 1}, name="b")]).run()
+    a = sk.Launch(early_kernel, 2, (x, y, 1, 0, 0), {**launch, "tiling_key": 1 if fixed else 2}, name="a")
+    b = sk.Launch(early_kernel, 2, (y, z, 0, 1, 0), {**launch, "tiling_key": 1}, name="b")
+    sk.combine([a, b]).run()
     np.testing.assert_array_equal(z, x)
