@@ -26,7 +26,8 @@ def probe_kernel(out: asc.GlobalAddress, slot: int, mode: int):
 @asc.jit(kernel_type=asc.KernelType.MIX_AIV_1_0)
 def dcache_kernel(x: asc.GlobalAddress, out: asc.GlobalAddress, role: int, value: int, stride: int):
     """Scalar GM writes and reads through the DCache.  role 0: core 0 ``x.set_value(0, value)``; role 1:
-    core 1 copies ``x[0:8]`` to ``out[0:8]`` by DMA; role 2: core i ``x.set_value(i * stride, value + i)``, then ``sync_all``."""
+    core 1 copies ``x[0:8]`` to ``out[0:8]`` by DMA; role 2: core i ``x.set_value(i * stride, value + i)``,
+    then ``sync_all``."""
     xg = asc.GlobalTensor()
     og = asc.GlobalTensor()
     xg.set_global_buffer(x)

@@ -252,3 +252,56 @@ def test_cost_comparison_saves_one_launch_overhead_per_fused_launch():
     assert c.fused_us == pytest.approx(overhead + profiles[0].kernel_us + profiles[1].kernel_us)
     assert c.overhead_saved_us == pytest.approx(overhead)
     assert "launch overhead saved" in c.report()
+
+
+# --------------------------------------------------------------------------- barrier forms (§1.5, behaviour 7)
+
+class _Sub:
+    def __init__(self, kernel_type, block_dim):
+        self.kernel_type, self.block_dim, self.label = kernel_type, block_dim, "s"
+
+
+def _barriers(types, options):
+    from npuemu.runtime.cores import core_plan
+    from npuemu.superkernel.barrier import Barriers
+    fake = type("SK", (), {})()
+    fake.subs = [_Sub(t, 2) for t in types]
+    fake.options = sk.as_options(options)
+    fake.kernel_type, fake.block_dim = sk.launch_config([(t, 2) for t in types])
+    return Barriers(fake, core_plan(fake.kernel_type, fake.block_dim), np.zeros(8, np.int64))
+
+
+def test_inter_kernel_barrier_forms_follow_cann_tables():
+    aiv = _barriers([K.AIV_ONLY, K.AIV_ONLY], "early-start=0")
+    assert aiv.kind(1) == "all-AIV barrier, flag 14 (early-start=0)"
+    mix = _barriers([K.AIV_ONLY, K.AIC_ONLY], "early-start=0")
+    assert mix.kind(1) == "SyncAll<false> over every core (early-start=0)"
+    assert all(mix.waits(i, 1) for i in range(len(mix.cores)))
+    v2v = _barriers([K.AIV_ONLY, K.AIV_ONLY, K.AIC_ONLY], "early-start=1")
+    assert v2v.kind(1) == "WaitPreTaskEnd<5> (early-start=1)"
+    aic = [i for i, c in enumerate(v2v.cores) if c.core_type == 1]
+    aivs = [i for i, c in enumerate(v2v.cores) if c.core_type == 0]
+    assert not any(v2v.waits(i, 1) for i in aic) and all(v2v.waits(i, 1) for i in aivs)   # AIV->AIV: AIC idle
+    assert v2v.group(1) == aivs
+    c2v = _barriers([K.AIC_ONLY, K.AIV_ONLY], "early-start=1")
+    assert c2v.kind(1) == "WaitPreTaskEnd<1> (early-start=1)"
+    assert all(c2v.waits(i, 1) for i in range(len(c2v.cores)))                           # AIC waits 11, AIV 13
+    assert c2v.group(1) == [i for i, c in enumerate(c2v.cores) if c.core_type == 1]
+
+
+def test_the_example_runs():
+    import runpy
+    from pathlib import Path
+    path = Path(__file__).parent.parent / "examples" / "superkernel_chain.py"
+    runpy.run_path(str(path), run_name="__main__")
+
+
+def test_scope_records_op_layer_calls():
+    import npuemu.ops as ops
+    a, b = np.arange(64, dtype=np.float32) - 30, np.ones(64, np.float32)
+    ref = ops.relu(ops.add(a, b))
+    with sk.scope("ops") as s:
+        c = ops.add(a, b)
+        d = ops.relu(c)
+    assert [x.label for x in s.superkernel.subs] == ["binary_kernel", "unary_kernel"]
+    assert d.tobytes() == ref.tobytes()

@@ -41,6 +41,7 @@ def test_dcci_disabled_writer_leaves_the_line_dirty_and_the_next_sub_kernel_read
     err = e.value
     assert err.sub_kernel == "reader" and err.core == "AIV 1"
     assert "reader (sub-kernel 1" in str(err) and "data_copy(t, xg, 8)" in err.loc.line_text
+    assert "AIV 0 holds dirty" in str(err) and "xg.set_value(0, value)" in str(err)    # the writer's line
     x, out = _arrays()
     _sk(x, out, "dcci-disable-on-kernel=writer", check="default").run()
     assert out[0] == 5          # the old value: core 0's line never reached GM before the DMA read
@@ -73,3 +74,24 @@ def test_cores_writing_their_own_lines_keep_both_writes():
     x, out = np.arange(32, dtype=np.int32), np.zeros(16, np.int32)
     sk.combine([sk.Launch(dcache_kernel, 2, (x, out, 2, 40, 16), {"check": "full"}, name="writers")]).run()
     assert x[0] == 40 and x[16] == 41
+
+
+def test_dynamic_shape_and_debug_dcci_all_clean_the_whole_cache_after_the_writer():
+    x, out = _arrays()
+    sk.combine([sk.Launch(dcache_kernel, 2, (x, out, 0, 77, 0), {"check": "full"}, name="writer", dynamic=True),
+                sk.Launch(dcache_kernel, 2, (x, out, 1, 0, 0), {"check": "full"}, name="reader")],
+               "dcci-disable-on-kernel=writer").run()
+    assert out[0] == 77
+    x, out = _arrays()
+    _sk(x, out, "dcci-disable-on-kernel=writer:debug-dcci-all=1").run()
+    assert out[0] == 77
+
+
+def test_dcci_before_kernel_start_cleans_before_the_call_only():
+    x, out = _arrays()
+    with pytest.raises(DCacheError, match="stale DMA read") as e:     # the writer's line is still dirty
+        _sk(x, out, "dcci-before-kernel-start=writer").run()
+    assert "xg.set_value(0, value)" in str(e.value)                   # names the writer's line
+    x, out = _arrays()
+    _sk(x, out, "dcci-before-kernel-start=writer:dcci-after-kernel-end=writer").run()
+    assert out[0] == 77

@@ -98,4 +98,5 @@ def sync_all_arrive(st, aiv_only, loc):
         st[S.SK_SYNC_TYPE] = 1 if aiv_only else 0
 
 
-__all__ = ["destroy_barrier", "sync_all_arrive", "set_next_task_start", "try_wait_pre_task_end", "F_SET_TWICE", "F_WAIT_TWICE", "W_PRE_TASK"]
+__all__ = ["destroy_barrier", "sync_all_arrive", "set_next_task_start", "set_release", "try_wait_pre_task_end",
+           "wait_acquire", "F_SET_TWICE", "F_WAIT_TWICE", "W_PRE_TASK", "SK_BARRIER_OBJ"]

@@ -24,6 +24,7 @@ from ..isa import cross_core, dcache
 from ..isa import state as S
 from ..isa.fault import Fault
 from ..isa.hb import H_LOCBASE
+from ..isa.task_sync import SK_BARRIER_OBJ
 from ..isa.state import LOG_WORDS
 from ..language.enums import KernelType
 from ..runtime import scheduler, shadows
@@ -43,7 +44,6 @@ from .feed import Workspace, follows, needs_complement
 from .model import SuperKernel
 
 _DUMMY = np.zeros(1, np.int64)
-SK_BARRIER_OBJ = 255      # the race checker's sync object of the inter-kernel barriers (hb.MAX_SYNC_OBJECTS - 1)
 _KEEP = (S.MAX_STEPS, S.POLL, S.STOP, S.STEP_LIMIT)      # the watchdog's words survive a sub-kernel switch
 
 

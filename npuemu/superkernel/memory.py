@@ -107,7 +107,7 @@ class GmLayout:
         set_bits, ways, line_bits = dcache.geometry(platform)
         nsets, lsize = 1 << set_bits, 1 << line_bits
         dcw = dc.view(np.int64)
-        rmap, own, base = self.region_map(a, b), len(self.locs[a].own), self.loc_base[a]
+        rmap, own, loc_base = self.region_map(a, b), len(self.locs[a].own), self.loc_base[a]
         nlines = nsets * ways
         for slot in range(ncores):
             base, data = (int(v) for v in layout(slot, nsets, ways, lsize)[:2])
@@ -124,7 +124,7 @@ class GmLayout:
             for col in (L_WLOC, L_FLOC):
                 v = rows[:, col]
                 ok = valid & (v >= 0) & (v < own)
-                v[ok] += base
+                v[ok] += loc_base
 
     def _evict(self, dc: np.ndarray, dcw: np.ndarray, base: int, data: int, w: int, row: np.ndarray, lsize: int,
                a: int) -> None:
