@@ -161,10 +161,10 @@ def test_norm_matmul_activation_chain_is_bit_identical_to_separate_launches():
     z = matmul.matmul(y, w)
     o = gelu.gelu(z)
     y2, z2, o2 = np.full_like(y, np.nan), np.full_like(z, np.nan), np.full_like(o, np.nan)
-    with sk.scope("chain") as s:
-        rmsnorm.rmsnorm(x, g, out=y2)
-        matmul.matmul(y2, w, out=z2)
-        gelu.gelu(z2, out=o2)
+    with sk.scope("chain") as s:           # at check level full: the race checker spans the sub-kernels
+        rmsnorm.rmsnorm(x, g, out=y2, check="full")
+        matmul.matmul(y2, w, out=z2, check="full")
+        gelu.gelu(z2, out=o2, check="full")
         assert np.isnan(o2).all()          # recorded, not run yet
     assert [sub.kernel_type for sub in s.superkernel.subs] == [K.AIV_ONLY, K.AIC_ONLY, K.AIV_ONLY]
     assert (s.superkernel.kernel_type, s.superkernel.block_dim) == (K.MIX_AIC_1_2, 24)
@@ -287,6 +287,9 @@ def test_inter_kernel_barrier_forms_follow_cann_tables():
     assert c2v.kind(1) == "WaitPreTaskEnd<1> (early-start=1)"
     assert all(c2v.waits(i, 1) for i in range(len(c2v.cores)))                           # AIC waits 11, AIV 13
     assert c2v.group(1) == [i for i, c in enumerate(c2v.cores) if c.core_type == 1]
+    dbg = _barriers([K.AIV_ONLY, K.AIV_ONLY, K.AIC_ONLY], "debug-sync-all=1")
+    assert dbg.kind(1) == "SyncAll<false> over every core (debug-sync-all=1)"
+    assert all(dbg.waits(i, 1) for i in range(len(dbg.cores)))
 
 
 def test_the_example_runs():

@@ -53,9 +53,15 @@ class Barriers:
         """Whether every core barrier ``k`` waits for has set."""
         return all(self.has_set(i, k - 1) for i in self.group(k))
 
+    @property
+    def full(self) -> bool:
+        """Every barrier is a full one: early start off, or ``debug-sync-all`` (a full-core barrier by the
+        SuperKernel's type after every sub-kernel)."""
+        return self.sk.options.effective_early_start == 0 or self.sk.options.debug_sync_all
+
     def group(self, k: int) -> list[int]:
         """The cores barrier ``k`` waits for: those that set at the end of sub-kernel ``k - 1``."""
-        if self.sk.options.effective_early_start == 0:
+        if self.full:
             return list(range(len(self.cores)))
         cls = type_class(self.sk.subs[k - 1].kernel_type)
         want = {0: (AIC,), 1: (AIV,), 2: (AIC, AIV)}[cls]
@@ -63,7 +69,7 @@ class Barriers:
 
     def waits(self, slot: int, k: int) -> bool:
         """Whether core ``slot`` waits at barrier ``k`` (§1.5 B's table; always with early start off)."""
-        if self.sk.options.effective_early_start == 0:
+        if self.full:
             return True
         p, c = type_class(self.sk.subs[k - 1].kernel_type), type_class(self.sk.subs[k].kernel_type)
         if self.cores[slot].core_type == AIC:
@@ -73,12 +79,13 @@ class Barriers:
     def kind(self, k: int) -> str:
         """The barrier's hardware form, for messages."""
         sk = self.sk
-        if sk.options.effective_early_start == 0:
+        if self.full:
+            why = "early-start=0" if sk.options.effective_early_start == 0 else "debug-sync-all=1"
             if sk.kernel_type in MIX_TYPES:
-                return "SyncAll<false> over every core (early-start=0)"
+                return f"SyncAll<false> over every core ({why})"
             if sk.kernel_type == KernelType.MIX_AIC_1_0:
-                return "all-AIC barrier, flag 11 (early-start=0)"
-            return "all-AIV barrier, flag 14 (early-start=0)"
+                return f"all-AIC barrier, flag 11 ({why})"
+            return f"all-AIV barrier, flag 14 ({why})"
         cfg = type_class(sk.subs[k - 1].kernel_type) << 2 | type_class(sk.subs[k].kernel_type)
         return f"WaitPreTaskEnd<{cfg}> (early-start={sk.options.effective_early_start})"
 

@@ -318,7 +318,8 @@ class Run:
         opts = sk.options
         for k, sub in enumerate(sk.subs):
             on = active(spec, sub.kernel_type, sub.block_dim, self.ratio)
-            if k and not (on and self.own_wait[k]):        # a sub-kernel that waits for itself: at its call
+            # a sub-kernel that waits for itself does so at its call (unless debug-sync-all puts a full barrier)
+            if k and (not (on and self.own_wait[k]) or self.barriers.full):
                 if self.barriers.waits(slot, k):
                     yield from self.barriers.wait(slot, k)
                     self._edge(slot, k, release=False)
