@@ -41,6 +41,7 @@ from .language.mask import *
 from .language.sync import *
 from .language.cache import *
 from .language.cross_core import *
+from .language.task_sync import *
 from .language.debug import *
 from .language.tiling import *
 from .language.properties import *

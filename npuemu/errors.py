@@ -74,6 +74,15 @@ class TilingError(NpuemuError, ValueError):
     """
 
 
+class SuperKernelError(NpuemuError):
+    """A SuperKernel cannot be built from its sub-kernels (CANN's compile error EB0500): a bad option value,
+    an invalid debug core ratio, an early-start or split-mode mismatch, a scope that cannot be fused."""
+
+
+class SuperKernelOptionError(SuperKernelError, ValueError):
+    """A SuperKernel option string or dict that CANN's parser rejects (spec §1.2)."""
+
+
 class SweepError(NpuemuError):
     """A sweep cannot run: its scheduler cannot be reached, or the optional Dask extra is not installed."""
 

@@ -359,7 +359,7 @@ CASES = [
     ("star-args", uses_star_args, npuemu.UnsupportedSyntaxError, r"\*args and \*\*kwargs are not supported"),
     ("tensor-compare", compares_tensors, npuemu.KernelTypeError, r"cannot compare LocalTensor.*at run time"),
     ("runtime-in", runtime_in, npuemu.KernelTypeError, r"cannot compare constant 1 and tuple of 2 at run time"),
-    ("second-pipe", second_pipe, npuemu.UnsupportedSyntaxError, r"only one TPipe"),
+    ("second-pipe", second_pipe, npuemu.UnsupportedSyntaxError, r"another TPipe only after destroy"),
     ("queue-depth", runtime_queue_depth, npuemu.KernelTypeError,
      r"the queue depth must be a compile-time constant, got a runtime int"),
     ("float-index", float_index, npuemu.KernelTypeError, r"an element index must be an integer"),

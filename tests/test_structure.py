@@ -17,16 +17,22 @@ PACKAGE = Path(__file__).resolve().parent.parent / "npuemu"
 # group -> groups it must not import (at module level or inside a function)
 FORBIDDEN = {
     "language": {"frontend", "codegen", "binary", "runtime", "isa", "numerics", "jit", "host", "testing", "compat",
-                 "sweep", "cost"},
-    "numerics": {"frontend", "codegen", "binary", "runtime", "jit", "host", "testing", "compat", "sweep", "cost"},
-    "isa": {"frontend", "codegen", "binary", "runtime", "jit", "host", "testing", "compat", "sweep", "cost"},
-    "codegen": {"frontend", "binary", "runtime", "jit", "host", "testing", "compat", "sweep", "cost"},
-    "binary": {"frontend", "runtime", "jit", "host", "testing", "compat", "sweep", "cost"},
-    "frontend": {"runtime", "jit", "host", "testing", "compat", "sweep", "cost"},
-    "runtime": {"frontend", "jit", "host", "testing", "compat", "sweep", "cost"},
+                 "sweep", "cost", "superkernel"},
+    "numerics": {"frontend", "codegen", "binary", "runtime", "jit", "host", "testing", "compat", "sweep", "cost",
+                 "superkernel"},
+    "isa": {"frontend", "codegen", "binary", "runtime", "jit", "host", "testing", "compat", "sweep", "cost",
+            "superkernel"},
+    "codegen": {"frontend", "binary", "runtime", "jit", "host", "testing", "compat", "sweep", "cost",
+                "superkernel"},
+    "binary": {"frontend", "runtime", "jit", "host", "testing", "compat", "sweep", "cost", "superkernel"},
+    "frontend": {"runtime", "jit", "host", "testing", "compat", "sweep", "cost", "superkernel"},
+    "runtime": {"frontend", "jit", "host", "testing", "compat", "sweep", "cost", "superkernel"},
     # sweeps consume binaries (by key, from the store) and never reach into the frontend or the code generator
     "sweep": {"frontend", "codegen", "jit"},
-    "cost": {"frontend", "codegen", "jit", "host", "testing", "compat", "sweep"},
+    "cost": {"frontend", "codegen", "jit", "host", "testing", "compat", "sweep", "superkernel"},
+    # SuperKernels consume binaries (built, or recorded from launches through the runtime's recording hook)
+    # beside ops/: never the frontend, the jit layer or the op layer itself; the runtime never imports them
+    "superkernel": {"frontend", "jit", "host", "testing", "compat", "sweep", "ops"},
 }
 MAX_LINES = 600
 # modules over MAX_LINES that hold one concept, with the reason

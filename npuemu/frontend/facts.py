@@ -28,6 +28,7 @@ class LoweringFacts:
     tiling_keys: set[int] = field(default_factory=set)
     # lowering only
     tpipe: bool = False                                           # a TPipe was created
+    tpipe_destroyed: bool = False                                 # ... and destroyed since: another may follow
     queue_pipes: dict[int, tuple[int, int]] = field(default_factory=dict)   # queue id -> (producer, consumer) pipe
     auto_ub: dict[tuple, int] = field(default_factory=dict)      # LocalTensorAuto call site -> UB byte offset
     auto_ub_end: int = 0                                          # bytes of UB LocalTensorAuto has taken

@@ -243,6 +243,8 @@ def load_hit(st, dcw, rid, at, geo):
 
     (A position is never 0: the global header comes first.)
     """
+    if st[S.SK_FLAGS] & S.SK_GETSET_DCCI:
+        return 0                # get_value cleans its line first: never a plain hit
     base, w = _hit(st, dcw, rid, at, geo)
     if w < 0:
         return 0
@@ -252,21 +254,45 @@ def load_hit(st, dcw, rid, at, geo):
 @instruction
 def store_hit(st, dcw, rid, at, geo):
     """Position in ``dc`` to write byte ``at`` of region ``rid`` to if its line is already dirty, else 0."""
+    if st[S.SK_FLAGS] & S.SK_GETSET_DCCI:
+        return 0                # set_value tracks the line it will clean later
     base, w = _hit(st, dcw, rid, at, geo)
     if w < 0 or dcw[line_word(base, w) + L_DIRTY] == 0:
         return 0
     return _touch(dcw, base, w, at, geo)
 
 
+# In a SuperKernel's sub-kernel CANN compiles get_value / set_value with single-line cleans (st[SK_FLAGS]
+# & SK_GETSET_DCCI, docs/superkernel.md): get_value cleans and invalidates its line before it reads;
+# set_value cleans the line it wrote last when it writes another one (the last one is cleaned when the
+# GlobalTensor dies, which the SuperKernel runner does as the sub-kernel returns).
+
+
+@njit(cache=True)
+def _pending_line(st, rid, at, geo):
+    """set_value in a SuperKernel: the line to clean now (region id + 1, byte; 0: none), and remember ``at``."""
+    prid, pat = st[S.SK_PEND_RID], st[S.SK_PEND_AT]
+    st[S.SK_PEND_RID], st[S.SK_PEND_AT] = rid + 1, at
+    if prid and (prid != rid + 1 or (pat >> (geo >> 24)) != (at >> (geo >> 24))):
+        return prid, pat
+    return 0, 0
+
+
 @instruction
 def load(st, gm, dc, rid, at, nbytes, geo, loc):
     """Position in ``dc`` of the cached bytes [at, at + nbytes) of region ``rid`` (one line), for a read."""
+    if st[S.SK_FLAGS] & S.SK_GETSET_DCCI:
+        _clean_line(st, (), gm, dc, rid, at, geo, loc)
     return _access(st, (), gm, dc, rid, at, nbytes, False, geo, loc)
 
 
 @instruction
 def store(st, gm, dc, rid, at, nbytes, geo, loc):
     """Position in ``dc`` to write bytes [at, at + nbytes) of region ``rid`` (one line) to; marks it dirty."""
+    if st[S.SK_FLAGS] & S.SK_GETSET_DCCI:
+        prid, pat = _pending_line(st, rid, at, geo)
+        if prid:
+            _clean_line(st, (), gm, dc, prid - 1, pat, geo, loc)
     return _access(st, (), gm, dc, rid, at, nbytes, True, geo, loc)
 
 
@@ -284,19 +310,28 @@ def clean_invalidate_all(st, gm, dc, geo, loc):
 
 @instruction
 def flush_at_end(st, gm, dc, geo):
-    """The entire-cache clean-and-invalidate the compiler appends to a normal kernel."""
+    """The entire-cache clean-and-invalidate the compiler appends to a normal kernel (not to a
+    SuperKernel's sub-kernel: its entry decides)."""
+    if st[S.SK_FLAGS] & S.SK_SUB:
+        return
     _clean_all(st, (), gm, dc, geo, np.int64(SITE_KERNEL_END))
 
 
 @instruction
 def load_full(st, sh, gsh, gm, dc, rid, at, nbytes, geo, loc):
     """:func:`load` with the checks of level full (``sh``, ``gsh``: the race checker's arrays)."""
+    if st[S.SK_FLAGS] & S.SK_GETSET_DCCI:
+        _clean_line_full(st, (sh, gsh), gm, dc, rid, at, geo, loc)
     return _access_full(st, (sh, gsh), gm, dc, rid, at, nbytes, False, geo, loc)
 
 
 @instruction
 def store_full(st, sh, gsh, gm, dc, rid, at, nbytes, geo, loc):
     """:func:`store` with the checks of level full."""
+    if st[S.SK_FLAGS] & S.SK_GETSET_DCCI:
+        prid, pat = _pending_line(st, rid, at, geo)
+        if prid:
+            _clean_line_full(st, (sh, gsh), gm, dc, prid - 1, pat, geo, loc)
     return _access_full(st, (sh, gsh), gm, dc, rid, at, nbytes, True, geo, loc)
 
 
@@ -319,4 +354,6 @@ def flush_at_end_full(st, sh, gsh, gm, dc, geo):
     It runs once every pipe has drained, so for the race checker it comes
     after all of the core's accesses.
     """
+    if st[S.SK_FLAGS] & S.SK_SUB:
+        return
     _clean_all_full(st, (sh, gsh), gm, dc, geo, np.int64(SITE_KERNEL_END))

@@ -41,6 +41,7 @@ range      area                     registered (module: codes)
 2200-2299  high-level Matmul        adv_matmul: 2200-2212, adv_matmul_msg: 2213
 2300-2399  high-level API (adv)     adv_math_scratch: 2300-2303, adv_softmax: 2310-2316
                                     adv_norm: 2320-2325, adv_sort: 2330-2331
+2400-2499  SuperKernel early start  task_sync: 2400-2401
 =========  =======================  ==============================================
 """
 from __future__ import annotations

@@ -27,7 +27,8 @@ from .linkage import instruction
 from . import shadow_ranges as R
 from .fault import Fault
 from .hb import (ATOMIC_SHIFT, GH, GH_NBYTES, GH_NCORES, GH_ONLINE, GH_PART, GH_UNINIT, H_LIM, H_RVC, H_SLOT,
-                 N_PIPES, READ, epoch, known_by, stamp, stamp_atomic, stamp_clock, stamp_loc, stamp_pipe)
+                 N_PIPES, READ, epoch, known_by, stamp, stamp_atomic, stamp_clock, stamp_loc, stamp_loc_id,
+                 stamp_pipe)
 from .race_report import F_RACE_GM, F_RACE_GM_CORES, F_UNINIT_GM, atomic_detail, detail
 from .shadow_ranges import F_END, F_R, F_START, F_W, L_COUNT, L_OVER
 
@@ -165,7 +166,7 @@ def gm(st, sh, g, rid, pipe, off, nbytes, write, atomic, loc):
         if gap >= 0:
             raise Fault(F_UNINIT_GM, loc, gap, _unwritten_end(g, me, gap, end),
                         detail(pipe, 0, 0, 0, rid, 0, 0) | atomic_detail(atomic, 0))
-    s = stamp(epoch(sh, pipe), loc, pipe)
+    s = stamp(epoch(sh, pipe), stamp_loc_id(sh, loc), pipe)
     if write:
         s |= np.int64(atomic) << ATOMIC_SHIFT
     slot = -1 if write else 0

@@ -120,6 +120,12 @@ def stamp(clock, loc, pipe):
 
 
 @njit(cache=True)
+def stamp_loc_id(sh, loc):
+    """The location id a stamp records for ``loc``: its SuperKernel-wide id in a sub-kernel (H_LOCBASE)."""
+    return loc if loc >= GLOBAL_LOC else loc + sh[H_LOCBASE]
+
+
+@njit(cache=True)
 def stamp_clock(s):
     return (s >> CLOCK_SHIFT) & CLOCK_MASK
 
@@ -146,6 +152,8 @@ H_NCORES = 1
 H_LMBYTES = 2
 H_RVC = 3              # offset of the cross-core clocks (N_PIPES words per core of the launch)
 H_LOCAL = 4            # offset of the local-memory range list
+H_LOCBASE = 5          # added to the location ids stamps record (a SuperKernel's sub-kernels: see superkernel/)
+GLOBAL_LOC = 1 << 20   # location ids from here on are a SuperKernel's global ones: stamped as they are
 H_PUB = 8              # N_PIPES words: 1 when the pipe has published since its last access
 H_LIM = 16             # N_PIPES + 1 words of scratch: what the accessing pipe knows
 HDR = 24

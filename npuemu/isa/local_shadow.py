@@ -22,7 +22,7 @@ from . import state as ST
 from . import watch
 from .fault import Fault
 from .hb import (H_LMBYTES, H_LOCAL, N_PIPES, READ, S, WRITE, epoch, row, stamp, stamp_clock, stamp_loc,
-                 stamp_pipe)
+                 stamp_loc_id, stamp_pipe)
 from .race_report import F_RACE_LOCAL, F_UNINIT_LOCAL, detail
 from .shadow_ranges import F_END, F_R, F_START, F_W, L_COUNT, LH
 
@@ -114,4 +114,5 @@ def local(st, sh, pipe, addr, nbytes, kind, loc):
         _local_fault(st, pipe, 0, cur, b1, 0, 0, addr, nbytes, loc)
     if kind != WRITE and pipe == S:
         return                       # a scalar read is over before anything else is issued
-    R.apply_at(sh, lst, i0, i, b0, b1, -1 if write else RSLOT[pipe], stamp(epoch(sh, pipe), loc, pipe))
+    R.apply_at(sh, lst, i0, i, b0, b1, -1 if write else RSLOT[pipe], stamp(epoch(sh, pipe),
+                                                                           stamp_loc_id(sh, loc), pipe))

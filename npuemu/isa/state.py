@@ -240,6 +240,32 @@ PARTIAL_LOC = STATE_SIZE + 1
 PARTIAL_BYTES = STATE_SIZE + 2
 STATE_SIZE += 3
 
+# SuperKernel (npuemu/superkernel): SK_FLAGS bits for a core running a sub-kernel of a SuperKernel
+# (SK_SUB: no end-of-kernel DCache flush, the SuperKernel's entry decides; SK_GETSET_DCCI: get_value and
+# set_value clean their line, CANN's __ASCENDC_SUPER_KERNEL_ENABLE_GM_GET_SET_VALUE_DCCI__), then the
+# SuperKernel's block num (what the raw builtin get_block_num would return; 0 outside a SuperKernel)
+SK_FLAGS = STATE_SIZE
+SK_BLOCK_NUM = SK_FLAGS + 1
+SK_PEND_RID = SK_FLAGS + 2     # set_value's deferred line clean: region id + 1 (0: none) and a byte of the line
+SK_PEND_AT = SK_FLAGS + 3
+# early start (npuemu/isa/task_sync.py): set_next_task_start / wait_pre_task_end calls on this core in the
+# sub-kernel and the location id + 1 of the first; SK_WAIT_OPEN: the runner says the previous sub-kernel
+# has let this one start; SK_WAIT_ASKED: the core waits in wait_pre_task_end now
+SK_SET_N = SK_FLAGS + 4
+SK_SET_LOC = SK_FLAGS + 5
+SK_WAIT_N = SK_FLAGS + 6
+SK_WAIT_LOC = SK_FLAGS + 7
+SK_WAIT_OPEN = SK_FLAGS + 8
+SK_WAIT_ASKED = SK_FLAGS + 9
+SK_SYNC_IDX = SK_FLAGS + 10    # hard sync_all calls this core has arrived at in the sub-kernel (feed-sync-all)
+SK_SYNC_TYPE = SK_FLAGS + 11   # 1: the last was sync_all() (AIV only), 0: the mix form
+STATE_SIZE += 12
+SK_SUB = 1
+SK_GETSET_DCCI = 2
+SK_EARLY_SET = 4       # set_next_task_start takes effect in this sub-kernel
+SK_EARLY_WAIT = 8      # wait_pre_task_end takes effect
+
+
 # NEW PER-CORE SLOTS GO ABOVE THIS LINE: the cost model's words start where the core state ends.
 # the cost model (npuemu/isa/cost.py, docs/cost-model.md): words past STATE_SIZE, which only the state of a
 # core running a binary built with profile=True has (PROFILE_STATE_SIZE words; other launches do not pay

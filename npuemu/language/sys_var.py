@@ -4,7 +4,7 @@ from __future__ import annotations
 from .builtin import builtin
 from .core import GlobalAddress, GlobalTensor
 
-__all__ = ["get_block_idx", "get_block_num", "get_sub_block_idx", "get_sub_block_num", "get_task_ratio",
+__all__ = ["get_block_idx", "get_block_num", "get_raw_block_num", "get_sub_block_idx", "get_sub_block_num", "get_task_ratio",
            "ascend_is_aic", "ascend_is_aiv", "get_data_block_size_in_bytes", "get_system_cycle",
            "get_program_counter", "get_arch_version", "trap", "init_soc_state", "get_sys_workspace",
            "set_sys_workspace", "get_hccl_context", "set_hccl_context", "data_cache_preload"]
@@ -18,6 +18,17 @@ def get_block_idx() -> int:
 @builtin
 def get_block_num() -> int:
     """The launch's ``numBlocks`` (``core_num``)."""
+
+
+@builtin
+def get_raw_block_num() -> int:
+    """The hardware's block count (Ascend C's raw ``get_block_num()`` / ``block_num``, not ``GetBlockNum``).
+
+    Outside a SuperKernel it equals :func:`get_block_num`.  Inside a
+    SuperKernel's sub-kernel it is the SuperKernel's block num, while
+    ``get_block_num`` keeps the sub-kernel's own (docs/superkernel.md): a
+    sub-kernel must not size its work by it.
+    """
 
 
 @builtin

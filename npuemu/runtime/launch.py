@@ -16,11 +16,12 @@ the arguments against the binary's key first.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -44,6 +45,21 @@ from .leftovers import warn_partial_copies, warn_unfreed
 from .stops import CoreState, stop_error
 from .stream import Stream
 from .watchdog import Watchdog
+
+Recorder = Callable[[KernelBinary, int, Mapping[str, Any], bool], None]
+_RECORDER: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar("npuemu_launch_recorder", default=None)
+
+
+@contextlib.contextmanager
+def recording(recorder: Recorder) -> Iterator[None]:
+    """Within the block, :func:`launch` hands ``(binary, block_dim, values, debug)`` to ``recorder``
+    instead of running it (a SuperKernel scope records its sub-kernels this way)."""
+    token = _RECORDER.set(recorder)
+    try:
+        yield
+    finally:
+        _RECORDER.reset(token)
+
 
 SYSTEM_REGION_BYTES = 64 * 1024     # least size of npuemu's own GM region (cross-core state and the like)
 _DUMMY = np.zeros(1, np.int64)      # stands in for arrays a launch does not use (never written)
@@ -128,6 +144,10 @@ def launch(binary: KernelBinary, block_dim: int, values: Mapping[str, Any], *, d
     (runtime/watchdog.py); Ctrl-C stops it with ``KeyboardInterrupt``.  A binary built with
     ``profile=True`` hands its cores' clocks to ``on_times`` once the launch has run.
     """
+    recorder = _RECORDER.get()
+    if recorder is not None:        # inside a recording scope (a SuperKernel's): taken, not run
+        recorder(binary, block_dim, values, debug)
+        return
     try:
         regions = [region_for(name, values[name]) for name in binary.facts.gm_params]
         scalars = _scalar_args(binary, values)
@@ -376,3 +396,5 @@ def thread_count() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
+
+scalar_args = _scalar_args      # the scalar parameters of a launch, in the binary's order (SuperKernels use it)

@@ -197,14 +197,16 @@ class LaunchView:
 
 def run_cooperative(gens: Sequence[Any], residency: Residency, words: np.ndarray, on_fault: OnFault,
                     view: Callable[..., LaunchView], watchdog: Watchdog | None = None,
-                    on_stop: OnStop | None = None) -> list[bool]:
+                    on_stop: OnStop | None = None,
+                    explain: Callable[[LaunchView, list[int]], errors.DeadlockError] | None = None) -> list[bool]:
     """Resume cores round-robin until all have finished; raise DeadlockError when none can proceed.
 
     ``words`` is the system region as int64 (its PROGRESS word is bumped by
     every cross-core state change).  ``view(finished, waiting_at,
     not_started)`` builds the deadlock report's view of the launch.  The
     ``watchdog`` is consulted before every resume; a launch it stopped ends
-    with ``on_stop(states)``, as in :func:`run_to_completion`.
+    with ``on_stop(states)``, as in :func:`run_to_completion`.  ``explain(view, live)`` builds the
+    deadlock error (default :func:`deadlock_error`; a SuperKernel names its sub-kernels).
     """
     watchdog = watchdog if watchdog is not None else Watchdog(())
     watchdog.arm(on_thread=True)
@@ -272,7 +274,7 @@ def run_cooperative(gens: Sequence[Any], residency: Residency, words: np.ndarray
         if live and not moved and words[X.PROGRESS] == mark:
             not_started = [s for u in residency.units[next_unit:] for s in u]
             report = view(finished, {i: yielded[i] - 1 for i in live}, not_started)
-            raise deadlock_error(report, sorted(live))
+            raise (explain or deadlock_error)(report, sorted(live))
     return finished
 
 
@@ -295,6 +297,11 @@ def deadlock_error(v: LaunchView, live: list[int]) -> errors.DeadlockError:
                                loc=v.locs[loc_id] if 0 <= loc_id < len(v.locs) else None)
     err.waits = [(v.cores[i].label, v.locs[v.waiting_at[i]], _reason(v, i)) for i in live]
     return err
+
+
+def wait_reason(v: LaunchView, slot: int) -> str:
+    """What the core at ``slot`` waits for, from its ``st`` wait words (for deadlock reports)."""
+    return _reason(v, slot)
 
 
 def _where(v: LaunchView, loc_id: int) -> str:

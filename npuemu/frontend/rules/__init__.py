@@ -12,3 +12,4 @@ from . import shape_info  # noqa: F401
 from . import buf_pool, list_tensor  # noqa: F401
 from . import adv_math, adv_quant, adv_softmax  # noqa: F401
 from . import adv_matmul, adv_matmul_run  # noqa: F401
+from . import task_sync  # noqa: F401

@@ -181,6 +181,7 @@ def _hard_sync_all(lw: LoweringContext, call: Call, aiv_only: bool) -> None:
     _barrier(lw, call)
     lw.cost_isa("sync_arrive", [_system(lw)], call.node)
     _release(lw, call, str(isa.OBJ_SYNC_ALL))
+    lw.emit_isa("task_sync", "sync_all_arrive", ["_st", str(aiv_only)], call.node)     # SuperKernel feed-sync-all
     lw.wait_until(lw.call_isa("cross_core", "try_sync_all", ["_st", _system(lw), str(aiv_only)],
                               call.node), call.node)
     if lw.profile:

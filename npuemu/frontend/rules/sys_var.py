@@ -29,6 +29,12 @@ def _st_read(slot: int) -> Callable[[LoweringContext, Call], Value]:
 rule(sv.get_block_idx)(_st_read(S.BLOCK_IDX))
 rule(sv.get_block_num)(_st_read(S.BLOCK_NUM))
 rule(sv.get_sub_block_idx)(_st_read(S.SUB_BLOCK_IDX))
+
+
+@rule(sv.get_raw_block_num)
+def _raw_block_num(lw: LoweringContext, call: Call) -> Value:
+    call.bind_to(lw, sv.get_raw_block_num)
+    return scalar("int", f"(_st[{S.SK_BLOCK_NUM}] if _st[{S.SK_BLOCK_NUM}] > 0 else _st[{S.BLOCK_NUM}])")
 rule(sv.get_sub_block_num, sv.get_task_ratio)(_st_read(S.SUB_BLOCK_NUM))
 
 

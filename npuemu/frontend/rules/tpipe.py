@@ -22,9 +22,11 @@ from .common import dtype_arg, local, memory_of, plain_int, position_arg
 
 @rule(lang.TPipe)
 def _tpipe(lw: LoweringContext, call: Call) -> Value:
-    if lw.facts.tpipe:
-        lw.fail("a kernel may create only one TPipe", call.node, UnsupportedSyntaxError)
+    if lw.facts.tpipe and not lw.facts.tpipe_destroyed:
+        lw.fail("a kernel may create another TPipe only after destroy() of the one before (TPipe objects in "
+                "sequence, as Ascend C allows)", call.node, UnsupportedSyntaxError)
     lw.facts.tpipe = True
+    lw.facts.tpipe_destroyed = False
     return Value(TPipeT())
 
 
@@ -148,7 +150,12 @@ def _pipe_reset(lw: LoweringContext, call: Call) -> None:
     call.bind_to(lw, getattr(lang.TPipe, call.name))
     if lw.full_check:
         lw.emit_isa("hb", "pipe_reset", ["_st", "_sh"], call.node)
+        if call.name == "destroy":
+            # Destroy ends with PipeBarrier<PIPE_ALL>, except in a SuperKernel's sub-kernel (docs/superkernel.md)
+            lw.emit_isa("task_sync", "destroy_barrier", ["_st", "_sh"], call.node)
     lw.emit_isa("queue", "pipe_reset", ["_st"], call.node)
+    if call.name == "destroy":
+        lw.facts.tpipe_destroyed = True
 
 
 @method(TPipeT, "init")
