@@ -78,6 +78,7 @@ def test_kernel_with_a_compile_time_tiling():
     c = np.zeros((64, 32), np.float32)
     static_tiled[1](a, b, c)
     np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+    assert static_tiled.binaries()[0].kernel_type == asc.KernelType.AIC_ONLY     # matmul_cube_only wins
 
 
 @asc.jit
@@ -98,4 +99,3 @@ def _no_matmul(x: asc.GlobalAddress):
 def test_kernels_using_the_api_default_to_mix_aic_1_2():
     assert uses_matmul_api(static_tiled.fn) and uses_matmul_api(_via_helper.fn)
     assert not uses_matmul_api(_no_matmul.fn)
-    assert static_tiled.binaries()[0].kernel_type == asc.KernelType.AIC_ONLY     # matmul_cube_only wins

@@ -25,9 +25,9 @@ def only_binary(kernel):
 
 
 def generated_source(kernel, spec):
-    """Generated source of the specialisation whose header names argument kind ``spec`` (e.g. "x=gm:float16")."""
-    (source,) = [s for s in (b.source for b in kernel.binaries())
-                 if f" {spec}," in s.splitlines()[1] or f" {spec};" in s.splitlines()[1]]
+    """Generated source of the binary whose key names argument kind ``spec`` (e.g. "x=gm:float16")."""
+    (source,) = [b.source for b in kernel.binaries()
+                 if f" {spec}," in f" {b.key.describe()}" or f" {spec};" in f" {b.key.describe()}"]
     return source
 
 
