@@ -167,7 +167,7 @@ def test_dtype_combination_refused_at_compile_time():
 @asc.jit(matmul_cube_only=True)
 def mm_types(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, t: asc.adv.TCubeTiling,
              ta: asc.ConstExpr[bool], tb: asc.ConstExpr[bool], deq: int, hf32: int, fa: asc.ConstExpr,
-             fb: asc.ConstExpr):
+             fb: asc.ConstExpr, qv: asc.GlobalAddress, use_qv: int):
     ag = asc.GlobalTensor()
     ag.set_global_buffer(a)
     bg = asc.GlobalTensor()
@@ -182,6 +182,11 @@ def mm_types(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, t
     mm.set_tensor_a(ag, ta)
     mm.set_tensor_b(bg, tb)
     mm.set_quant_scalar(deq)
+    if ag.dtype == asc.int8 and cg.dtype == asc.float16:
+        qg = asc.GlobalTensor()
+        qg.set_global_buffer(qv)
+        if use_qv != 0:
+            mm.set_quant_vector(qg)
     mm.set_hf32(hf32 != 0, 0)
     while mm.iterate():
         mm.get_tensor_c(cg)
@@ -189,6 +194,7 @@ def mm_types(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, t
 
 
 ND, NZ = asc.CubeFormat.ND, asc.CubeFormat.NZ
+NOQV = np.zeros(4, np.uint64)     # mm_types' quant vector when it is not used
 
 
 def nz(x: np.ndarray, c0: int) -> np.ndarray:
@@ -209,12 +215,12 @@ def test_float32_bfloat16_int8_inputs():
     # float32 (base_k a multiple of 8), B as is: float32 C, exact for small integers
     c = np.zeros((m, n), np.float32)
     mm_types[1](a.astype(np.float32), b.astype(np.float32), c, tiling(m, n, k, bk=16), False, False, 0, 0, ND, ND,
-                check="full")
+                NOQV, 0, check="full")
     np.testing.assert_array_equal(c, ref)
     # float32 in HF32 mode: inputs rounded to 11 mantissa bits (to nearest even) before the products
     from cube_helpers import hf32_ref
     af, bf = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
-    mm_types[1](af, bf, c, tiling(m, n, k, bk=16), False, False, 0, 1, ND, ND)
+    mm_types[1](af, bf, c, tiling(m, n, k, bk=16), False, False, 0, 1, ND, ND, NOQV, 0)
     want = hf32_ref(af, False).astype(np.float64) @ hf32_ref(bf, False).astype(np.float64)
     np.testing.assert_allclose(c, want, rtol=0, atol=1e-5 * np.sqrt(k) * np.abs(want).max())
     assert np.abs(c - af.astype(np.float64) @ bf.astype(np.float64)).max() > 1e-4   # the rounding shows
@@ -222,18 +228,32 @@ def test_float32_bfloat16_int8_inputs():
     c = np.zeros((m, n), np.float32)
     mm_types[1](npuemu.gm_buffer(bf16_bits(a.T.astype(np.float32)), asc.bfloat16),
                 npuemu.gm_buffer(bf16_bits(b.T.astype(np.float32)), asc.bfloat16), c, tiling(m, n, k), True, True, 0, 0,
-                ND, ND)
+                ND, ND, NOQV, 0)
     np.testing.assert_array_equal(c, ref)
     # int8 with B given as [N, K]: int32 C, exact (base_k a multiple of 32)
     c = np.zeros((m, n), np.int32)
     mm_types[1](a.astype(np.int8), np.ascontiguousarray(b.T).astype(np.int8), c, tiling(m, n, k, bk=64), False,
-                True, 0, 0, ND, ND, check="full")
+                True, 0, 0, ND, ND, NOQV, 0, check="full")
     np.testing.assert_array_equal(c, a @ b)
     # int8 -> float16 C through the quantisation scale of set_quant_scalar (0.5: exact)
     h = np.zeros((m, n), np.float16)
     mm_types[1](a.astype(np.int8), np.ascontiguousarray(b.T).astype(np.int8), h, tiling(m, n, k, bk=64), False,
-                True, int(np.float32(0.5).view(np.uint32)), 0, ND, ND)
+                True, int(np.float32(0.5).view(np.uint32)), 0, ND, ND, NOQV, 0)
     np.testing.assert_array_equal(h, ((a @ b) * 0.5).astype(np.float16))
+    # set_quant_vector: one quantisation word per column of C (tiles of 32 and 16 columns); the fixpipe keeps
+    # 10 mantissa bits of each scale (the low 13 bits cleared) and rounds the product to float16
+    scales = rng.uniform(0.01, 0.3, n).astype(np.float32)
+    words = scales.view(np.uint32).astype(np.uint64)
+    mm_types[1](a.astype(np.int8), np.ascontiguousarray(b.T).astype(np.int8), h, tiling(m, n, k, bk=64), False,
+                True, int(np.float32(0.5).view(np.uint32)), 0, ND, ND, words, 1, check="full")
+    kept = (scales.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+    np.testing.assert_array_equal(h, ((a @ b).astype(np.float32) * kept).astype(np.float16))
+    assert not np.array_equal(h, ((a @ b).astype(np.float32) * scales).astype(np.float16))
+    # a quant vector shorter than N: the copy of the second tile's words is out of bounds
+    with pytest.raises(npuemu.BoundsError) as e:
+        mm_types[1](a.astype(np.int8), np.ascontiguousarray(b.T).astype(np.int8), h, tiling(m, n, k, bk=64),
+                    False, True, 0, 0, ND, ND, words[:36], 1)
+    assert "get_tensor_c" in str(e.value)
 
 
 @asc.jit(kernel_type=asc.KernelType.MIX_AIC_1_2)
@@ -287,7 +307,7 @@ def test_nz_inputs():
     m, n, k = 40, 48, 56
     a, b, _ = _data(m, n, k, seed=6)
     c = np.zeros((m, n), np.float32)
-    mm_types[1](nz(a, 16), nz(b, 16), c, tiling(m, n, k), False, False, 0, 0, NZ, NZ, check="full")
+    mm_types[1](nz(a, 16), nz(b, 16), c, tiling(m, n, k), False, False, 0, 0, NZ, NZ, NOQV, 0, check="full")
     np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
 
 

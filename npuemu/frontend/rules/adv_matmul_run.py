@@ -140,9 +140,12 @@ def _out(lw: LoweringContext, call: Call, mm: MatmulT, tensor: Value, need: str,
 
 
 def _store(lw: LoweringContext, call: Call, mm: MatmulT, dst: Value, ld: Value, atomic: Value) -> None:
-    co1 = _obj(lw, mm).bufs[4]
+    o = _obj(lw, mm)
+    co1 = o.bufs[4]
+    vec = o.qbuf is not None
+    qbuf, qg = (o.qbuf, _tensor(mm, "qv", dt.uint64)) if vec else (co1, dst)
     lw.inline_values(_lib().store, [dst, co1, _s(mm, "tm"), _s(mm, "tn"), ld, const(_quant(mm)), _s(mm, "deq"),
-                                    atomic], {}, call.node)
+                                    atomic, qbuf, qg, _s(mm, "c0"), _s(mm, "qvec"), const(vec)], {}, call.node)
 
 
 def _atomic(lw: LoweringContext, call: Call, v: Value) -> Value:
