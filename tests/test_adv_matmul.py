@@ -195,6 +195,7 @@ def mm_types(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, t
 
 ND, NZ = asc.CubeFormat.ND, asc.CubeFormat.NZ
 NOQV = np.zeros(4, np.uint64)     # mm_types' quant vector when it is not used
+NOWS = np.zeros(16, np.float16)   # mm_mix's iterate_n_batch workspace when it is not used
 
 
 def nz(x: np.ndarray, c0: int) -> np.ndarray:
@@ -258,8 +259,9 @@ def test_float32_bfloat16_int8_inputs():
 
 @asc.jit(kernel_type=asc.KernelType.MIX_AIC_1_2)
 def mm_mix(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, t: asc.adv.TCubeTiling,
-           ws: asc.GlobalAddress, skip_b: int, batch: int = 0):
-    rows = asc.get_block_idx() * t.single_core_m * max(batch, 1)     # each vector core: its own rows
+           ws: asc.GlobalAddress, nws: asc.GlobalAddress, skip_b: int, batch: int = 0, rounds: int = 0,
+           broken: int = 0):
+    rows = asc.get_block_idx() * t.single_core_m * max(batch, 1) * max(rounds, 1)   # each vector core: its rows
     ag = asc.GlobalTensor()
     ag.set_global_buffer(a + rows * t.k_a)
     bg = asc.GlobalTensor()
@@ -274,7 +276,29 @@ def mm_mix(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, t: 
     mm.set_tensor_a(ag)
     if skip_b == 0:
         mm.set_tensor_b(bg)
-    if batch > 0:   # `batch` matrices of the block's shape back to back in A and C, one B for all
+    if rounds > 0:  # `rounds` rounds of `batch` matrices of A against one B each, through this core's workspace
+        per = batch * t.single_core_m * t.n
+        wg = asc.GlobalTensor()
+        wg.set_global_buffer(nws + asc.get_block_idx() * rounds * per, rounds * per)
+        if broken != 1:
+            mm.set_workspace(wg)
+        mm.iterate_n_batch(rounds, batch, 1, False)
+        buf = asc.TBuf(asc.TPosition.VECCALC)
+        pipe.init_buffer(buf, per * 2)
+        ub = buf.get(asc.float16)
+        for r in range(rounds):
+            if r % 2 == 0:      # into UB, or as the GlobalTensor in the workspace
+                mm.get_batch_tensor_c(ub, batch, 1)
+            else:
+                g = mm.get_batch_tensor_c(batch, 1)
+                asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+                asc.data_copy(ub, g, per)
+            asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+            asc.data_copy(cg[r * per:], ub, per)
+            asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+        if broken == 2:
+            mm.get_batch_tensor_c(batch, 1)
+    elif batch > 0:   # `batch` matrices of the block's shape back to back in A and C, one B for all
         mm.iterate_batch(cg, batch, 1, False)
     else:
         mm.iterate_all(cg)
@@ -288,19 +312,37 @@ def test_mix_iterate_all_and_its_checks():
                             single_core_k=k, base_m=16, base_n=32, base_k=16, depth_a1=1, depth_b1=1)
     ws = np.zeros(4 * (512 + 128 * 1024), np.uint8)
     c = np.zeros((m, n), np.float16)
-    mm_mix[2](a, b, c, t, ws, 0, check="full")
+    mm_mix[2](a, b, c, t, ws, NOWS, 0, check="full")
     np.testing.assert_array_equal(c, (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16))
     # iterate_batch: each vector core computes two 8 x 32 matrices (its 16 rows) against one B
     t2 = asc.adv.TCubeTiling(used_core_num=4, m=m, n=n, k_a=k, k_b=k, single_core_m=8, single_core_n=n,
                              single_core_k=k, base_m=16, base_n=32, base_k=16, depth_a1=1, depth_b1=1)
     c = np.zeros((m, n), np.float16)
-    mm_mix[2](a, b, c, t2, ws, 0, 2, check="full")
+    mm_mix[2](a, b, c, t2, ws, NOWS, 0, 2, check="full")
     np.testing.assert_array_equal(c, (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16))
+    # iterate_n_batch: two rounds of two 4 x 32 matrices per vector core, round r against B[r]; the rounds
+    # fetched into UB (round 0) and as the workspace's GlobalTensor (round 1), then copied to C
+    t3 = asc.adv.TCubeTiling(used_core_num=4, m=m, n=n, k_a=k, k_b=k, single_core_m=4, single_core_n=n,
+                             single_core_k=k, base_m=16, base_n=32, base_k=16, depth_a1=1, depth_b1=1)
+    b2 = np.stack([b, -b])
+    nws = np.zeros(4 * 2 * 2 * 4 * n, np.float16)
+    c = np.zeros((m, n), np.float16)
+    mm_mix[2](a, b2, c, t3, ws, nws, 0, 2, 2, check="full")
+    want = np.concatenate([a[q * 8:(q + 1) * 8].astype(np.float32) @ b2[q % 2].astype(np.float32)
+                           for q in range(m // 8)]).astype(np.float16)
+    np.testing.assert_array_equal(c, want)
+    np.testing.assert_array_equal(nws.reshape(m, n), want)      # the workspace holds every round
+    with pytest.raises(npuemu.NullPointerError, match="iterate_n_batch without a workspace") as e:
+        mm_mix[2](a, b2, c, t3, ws, nws, 0, 2, 2, 1)
+    assert "mm.iterate_n_batch(" in str(e.value)
+    with pytest.raises(npuemu.NullPointerError, match="computed 2 round.s. and 2 were fetched") as e:
+        mm_mix[2](a, b2, c, t3, ws, nws, 0, 2, 2, 2)
+    assert "mm.get_batch_tensor_c(batch, 1)" in str(e.value)
     with pytest.raises(npuemu.NullPointerError, match="without B") as e:
-        mm_mix[2](a, b, c, t, ws, 1)
+        mm_mix[2](a, b, c, t, ws, NOWS, 1)
     assert "AIV" in str(e.value) and "iterate_all" in str(e.value)
     with pytest.raises(npuemu.BoundsError, match="the workspace needs 526336 bytes"):
-        mm_mix[2](a, b, c, t, ws[:1000], 0)
+        mm_mix[2](a, b, c, t, ws[:1000], NOWS, 0)
 
 
 def test_nz_inputs():
