@@ -298,6 +298,22 @@ def mm_mix(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, t: 
             asc.pipe_barrier(asc.PipeID.PIPE_ALL)
         if broken == 2:
             mm.get_batch_tensor_c(batch, 1)
+    elif rounds < 0:  # get_tensor_c(): the tile in the workspace (each core's block is one tile)
+        tile = t.base_m * t.base_n
+        tg = asc.GlobalTensor()
+        tg.set_global_buffer(nws + asc.get_block_idx() * tile, tile)
+        if broken != 1:
+            mm.set_workspace(tg)
+        tbuf = asc.TBuf(asc.TPosition.VECCALC)
+        pipe.init_buffer(tbuf, tile * 2)
+        tub = tbuf.get(asc.float16)
+        while mm.iterate():
+            tc = mm.get_tensor_c()
+            asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+            asc.data_copy(tub, tc, tile)
+            asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+            asc.data_copy(cg, tub, tile)
+            asc.pipe_barrier(asc.PipeID.PIPE_ALL)
     elif batch > 0:   # `batch` matrices of the block's shape back to back in A and C, one B for all
         mm.iterate_batch(cg, batch, 1, False)
     else:
@@ -320,6 +336,16 @@ def test_mix_iterate_all_and_its_checks():
     c = np.zeros((m, n), np.float16)
     mm_mix[2](a, b, c, t2, ws, NOWS, 0, 2, check="full")
     np.testing.assert_array_equal(c, (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16))
+    # get_tensor_c() returns the tile in the workspace of set_workspace; the vector cores copy it to C
+    nws = np.zeros(4 * 16 * n, np.float16)
+    c = np.zeros((m, n), np.float16)
+    mm_mix[2](a, b, c, t, ws, nws, 0, 0, -1, check="full")
+    want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+    np.testing.assert_array_equal(c, want)
+    np.testing.assert_array_equal(nws.reshape(m, n), want)
+    with pytest.raises(npuemu.NullPointerError, match=r"get_tensor_c\(\) without a workspace") as e:
+        mm_mix[2](a, b, c, t, ws, nws, 0, 0, -1, 1)
+    assert "tc = mm.get_tensor_c()" in str(e.value)
     # iterate_n_batch: two rounds of two 4 x 32 matrices per vector core, round r against B[r]; the rounds
     # fetched into UB (round 0) and as the workspace's GlobalTensor (round 1), then copied to C
     t3 = asc.adv.TCubeTiling(used_core_num=4, m=m, n=n, k_a=k, k_b=k, single_core_m=4, single_core_n=n,

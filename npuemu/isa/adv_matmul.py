@@ -71,8 +71,8 @@ register({
     F_SHAPE: (errors.ParamRangeError,
               lambda a, b, c, env: f"Matmul shape: single-core {'MNK'[c]} = {a} must be positive"),
     F_NO_WORKSPACE: (errors.NullPointerError,
-                     lambda a, b, c, env: "Matmul iterate_n_batch without a workspace: its results go to the GM of "
-                                          "set_workspace(tensor) (call it first)"),
+                     lambda a, b, c, env: f"Matmul {('iterate_n_batch', 'get_tensor_c()')[c]} without a workspace: "
+                                          f"its results go to the GM of set_workspace(tensor) (call it first)"),
     F_NO_BATCH: (errors.NullPointerError,
                  lambda a, b, c, env: f"Matmul get_batch_tensor_c without a result: iterate_n_batch computed {b} "
                                       f"round(s) and {a} were fetched already (call iterate_n_batch first)"),
@@ -80,12 +80,12 @@ register({
 
 
 @instruction
-def check_workspace_set(st, init, ws_set, loc):
-    """``iterate_n_batch``: initialised, and a workspace given to ``set_workspace``."""
+def check_workspace_set(st, init, ws_set, what, loc):
+    """``iterate_n_batch`` (``what`` 0), ``get_tensor_c()`` (1): initialised, with a ``set_workspace``."""
     if init == 0:
         raise Fault(F_NOT_INIT, loc, 0, 0, 0)
     if ws_set == 0:
-        raise Fault(F_NO_WORKSPACE, loc, 0, 0, 0)
+        raise Fault(F_NO_WORKSPACE, loc, 0, 0, what)
     return 0
 
 

@@ -44,11 +44,19 @@ def _set_workspace(lw: LoweringContext, call: Call) -> None:
         lw.emit(f"{_v(mm, k)} = np.int64({e})")
 
 
+def workspace_tensor(lw: LoweringContext, call: Call, mm: MatmulT, what: int) -> Value:
+    """The workspace of ``set_workspace`` as a GlobalTensor of C's type (checked set: ``what`` 0
+    ``iterate_n_batch``, 1 ``get_tensor_c()``)."""
+    lw.emit_isa("adv_matmul", "check_workspace_set", ["_st", _v(mm, "init"), _v(mm, "nws_set"), str(what)],
+                call.node)
+    return Value(GlobalTensorT(mm.c.dtype), code=(_v(mm, "nws_rid"), _v(mm, "nws_off"), _v(mm, "nws_size")))
+
+
 @method(MatmulT, "iterate_n_batch")
 def _iterate_n_batch(lw: LoweringContext, call: Call) -> None:
     mm: MatmulT = call.recv.type
     a = call.bind_to(lw, lang.Matmul.iterate_n_batch)
-    lw.emit_isa("adv_matmul", "check_workspace_set", ["_st", _v(mm, "init"), _v(mm, "nws_set")], call.node)
+    ws = workspace_tensor(lw, call, mm, 0)
     loops, ba, bb = (_int(lw, a[k], call, k) for k in ("batch_loop", "batch_a", "batch_b"))
     strides = [_int(lw, a.get(k, const(0)), call, k) for k in ("matrix_stride_a", "matrix_stride_b",
                                                                 "matrix_stride_c")]
@@ -61,7 +69,6 @@ def _iterate_n_batch(lw: LoweringContext, call: Call) -> None:
     # in the workspace the C matrices have rows of single_core_n
     lw.emit(f"{okc} = {_v(mm, 'okc')}")
     lw.emit(f"{_v(mm, 'okc')} = {sn}")
-    ws = Value(GlobalTensorT(mm.c.dtype), code=(_v(mm, "nws_rid"), _v(mm, "nws_off"), _v(mm, "nws_size")))
     r, i = lw.new_var("mmround"), lw.new_var("mmbatch")
     with lw.emit_block(f"for {r} in range({loops}):"), lw.emit_block(f"for {i} in range({nb}):"):
         _all(lw, call, mm, ws, f"({r} * {ba} + (0 if {ba} == 1 else {i})) * {sa}",
