@@ -380,18 +380,19 @@ def test_nz_inputs():
 
 
 @asc.jit(matmul_cube_only=True)
-def mm_scalar_a(b: asc.GlobalAddress, c: asc.GlobalAddress, t: asc.adv.TCubeTiling, value: float):
+def mm_scalar_a(b: asc.GlobalAddress, c: asc.GlobalAddress, t: asc.adv.TCubeTiling, value: float,
+                ta: asc.ConstExpr[bool] = False, tb: asc.ConstExpr[bool] = False):
     bg = asc.GlobalTensor()
     bg.set_global_buffer(b)
     cg = asc.GlobalTensor()
     cg.set_global_buffer(c)
     pipe = asc.TPipe()
-    mm = asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, bg.dtype),
-                        b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, bg.dtype),
+    mm = asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, bg.dtype, ta),
+                        b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, bg.dtype, tb),
                         c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, cg.dtype))
     asc.adv.register_matmul(pipe, mm, t)
     mm.set_tensor_a(value)
-    mm.set_tensor_b(bg)
+    mm.set_tensor_b(bg, tb)
     mm.iterate_all(cg)
 
 
@@ -401,3 +402,12 @@ def test_scalar_a():
     c = np.zeros((m, n), np.float32)
     mm_scalar_a[1](b, c, tiling(m, n, k), 1.5, check="full")
     np.testing.assert_array_equal(c, np.full((m, k), 1.5, np.float32) @ b.astype(np.float32))
+    # A declared transposed (the scalar form fills L1 for either layout), B given as [N, K]
+    mm_scalar_a[1](np.ascontiguousarray(b.T), c, tiling(m, n, k), -2.0, True, True)
+    np.testing.assert_array_equal(c, np.full((m, k), -2, np.float32) @ b.astype(np.float32))
+    # int8 (B given as [N, K]): int32 C; -3 is the byte 0xFD in every element of A
+    b8 = np.random.default_rng(9).integers(-8, 8, (64, n))
+    c = np.zeros((m, n), np.int32)
+    mm_scalar_a[1](np.ascontiguousarray(b8.T).astype(np.int8), c, tiling(m, n, 64, bk=64), -3.0, False, True,
+                   check="full")
+    np.testing.assert_array_equal(c, np.full((m, 64), -3) @ b8)

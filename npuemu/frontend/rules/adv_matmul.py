@@ -269,16 +269,19 @@ def _set_input(lw: LoweringContext, call: Call, which: str) -> None:
 def _set_scalar(lw: LoweringContext, call: Call, mm: MatmulT, which: str, v: Value) -> None:
     """``set_tensor_a/b(scalar)``: every element of the matrix equals the scalar (filled in L1)."""
     t = mm.a if which == "a" else mm.b
-    if t.dtype not in (dt.float16, dt.bfloat16, dt.float32) or mm.mix or t.is_trans or t.format != CubeFormat.ND:
-        lw.fail(f"set_tensor_{which}(scalar): npuemu emulates the scalar form for float16/bfloat16/float32 ND "
-                f"inputs, not transposed, in cube-only kernels", call.node, UnsupportedSyntaxError)
+    if mm.mix:
+        lw.fail(f"set_tensor_{which}(scalar) in a MIX kernel: npuemu emulates the scalar form in cube-only "
+                f"kernels", call.node, UnsupportedSyntaxError)
     o = _obj(lw, mm)
     if o.computed and not o.scalar[which]:
         lw.fail(f"set_tensor_{which}(scalar) after the object computed with a tensor {which.upper()}: npuemu "
                 f"expands each object's {which.upper()} in one form; use two Matmul objects", call.node,
                 UnsupportedSyntaxError)
     o.scalar[which] = True
-    lw.emit(f"{_v(mm, which + '_val')} = np.float32({lw.materialize(v, call.node, 'float')})")
+    e = lw.materialize(v, call.node, "float")
+    if t.dtype is dt.int8:    # L1 is filled through an int16 view: the byte twice
+        e = f"(((np.int64({e}) & 255) * 257) ^ 32768) - 32768"
+    lw.emit(f"{_v(mm, which + '_val')} = np.float32({e})")
     lw.emit(f"{_v(mm, which + '_set')} = np.int64(1)")
 
 

@@ -80,9 +80,13 @@ def copy_nz(l1: asc.LocalTensor, g: asc.GlobalTensor, row0: int, col0: int, rows
 
 @_lib
 def fill(l1: asc.LocalTensor, rows: int, cols: int, value: float):
-    """A ``rows x cols`` tile whose elements all equal ``value`` (``set_tensor_a/b(scalar)``), in L1 (MTE2)."""
+    """A ``rows x cols`` tile whose elements all equal ``value`` (``set_tensor_a/b(scalar)``), in L1 (MTE2);
+    the whole (rows aligned to 32) x (cols aligned to 16) area, so any of the tile's L1 layouts reads it."""
     blocks = cdiv((rows + 31) // 32 * 32 * ((cols + 15) // 16 * 16) * l1.dtype.sizeof(), 32)
-    asc.init_const_value(l1, asc.InitConstValueParams(1, blocks, 0, value))
+    if l1.dtype.sizeof() == 1:      # int8: through an int16 view, ``value`` the byte pattern twice
+        asc.init_const_value(l1.reinterpret_cast(asc.int16), asc.InitConstValueParams(1, blocks, 0, value))
+    else:
+        asc.init_const_value(l1, asc.InitConstValueParams(1, blocks, 0, value))
 
 
 @_lib
