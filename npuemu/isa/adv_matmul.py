@@ -71,7 +71,7 @@ register({
     F_SHAPE: (errors.ParamRangeError,
               lambda a, b, c, env: f"Matmul shape: single-core {'MNK'[c]} = {a} must be positive"),
     F_NO_WORKSPACE: (errors.NullPointerError,
-                     lambda a, b, c, env: f"Matmul {('iterate_n_batch', 'get_tensor_c()')[c]} without a workspace: "
+                     lambda a, b, c, env: f"Matmul {'get_tensor_c()' if c == 1 else 'iterate_n_batch'} without a workspace: "
                                           f"its results go to the GM of set_workspace(tensor) (call it first)"),
     F_NO_BATCH: (errors.NullPointerError,
                  lambda a, b, c, env: f"Matmul get_batch_tensor_c without a result: iterate_n_batch computed {b} "
