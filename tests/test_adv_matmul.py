@@ -152,6 +152,30 @@ def test_what_is_refused_at_compile_time():
     with pytest.raises(npuemu.UnsupportedSyntaxError, match="set_sparse_index is not emulated"):
         no_init[1](np.zeros(4, np.float16))
 
+    @asc.jit(matmul_cube_only=True)
+    def quant_vector(a: asc.GlobalAddress, q: asc.GlobalAddress, how: asc.ConstExpr[int]):
+        ag = asc.GlobalTensor()
+        ag.set_global_buffer(a)
+        qg = asc.GlobalTensor()
+        qg.set_global_buffer(q)
+        c = asc.int32 if how == 0 else asc.float16
+        mm = asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.int8),
+                            b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.int8, True),
+                            c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, c))
+        if how == 2:    # the round into a LocalTensor: a cube-only kernel has no UB
+            mm.get_batch_tensor_c(asc.LocalTensor(asc.float16, asc.TPosition.A1, 0, 256), 1, 1)
+        else:
+            mm.set_quant_vector(qg)
+
+    q = np.zeros(4, np.uint64)
+    with pytest.raises(npuemu.KernelTypeError, match="dequantisation applies to int8 x int8 -> float16 C") as e:
+        quant_vector[1](np.zeros(4, np.int8), q, 0)
+    assert "mm.set_quant_vector(qg)" in str(e.value)
+    with pytest.raises(npuemu.KernelTypeError, match="the tensor is int32, the MatmulType says uint64"):
+        quant_vector[1](np.zeros(4, np.int8), np.zeros(4, np.int32), 1)
+    with pytest.raises(npuemu.UnsupportedSyntaxError, match="a cube-only kernel uses the form returning"):
+        quant_vector[1](np.zeros(4, np.int8), q, 2)
+
 
 def test_dtype_combination_refused_at_compile_time():
     @asc.jit(matmul_cube_only=True)
