@@ -1,5 +1,6 @@
-"""asc.adv.Matmul on cube-only kernels: iterate_all with bias and tails, the iterate loop with transposed
-inputs, and the object's own checks (docs/matmul-api.md).  References: NumPy in float32 (half inputs with
+"""asc.adv.Matmul on cube-only and MIX kernels: iterate_all with bias and tails, the iterate loop with transposed
+inputs, input types and quantisation, batches and rounds of batches through the workspace, scalar inputs, and
+the object's own checks (docs/matmul-api.md).  References: NumPy in float32 (half inputs with
 small integers: the products and sums are exact, so results compare exactly)."""
 import numpy as np
 import pytest
@@ -435,3 +436,43 @@ def test_scalar_a():
     mm_scalar_a[1](np.ascontiguousarray(b8.T).astype(np.int8), c, tiling(m, n, 64, bk=64), -3.0, False, True,
                    check="full")
     np.testing.assert_array_equal(c, np.full((m, 64), -3) @ b8)
+
+
+@asc.jit(kernel_type=asc.KernelType.MIX_AIC_1_2)
+def mm_mix_quant(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, q: asc.GlobalAddress,
+                 t: asc.adv.TCubeTiling, ws: asc.GlobalAddress):
+    rows = asc.get_block_idx() * t.single_core_m
+    ag = asc.GlobalTensor()
+    ag.set_global_buffer(a + rows * t.k_a)
+    bg = asc.GlobalTensor()
+    bg.set_global_buffer(b)
+    cg = asc.GlobalTensor()
+    cg.set_global_buffer(c + rows * t.n)
+    qg = asc.GlobalTensor()
+    qg.set_global_buffer(q)
+    pipe = asc.TPipe()
+    mm = asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.int8),
+                        b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.int8, True),
+                        c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, asc.float16))
+    asc.adv.register_matmul(pipe, ws, mm, t)
+    mm.set_tensor_a(ag)
+    mm.set_tensor_b(bg, True)
+    mm.set_quant_vector(qg)
+    mm.iterate_all(cg)
+
+
+def test_mix_quant_vector():
+    """The per-channel words reach the cube through the vector cores' requests (two tiles of columns)."""
+    m, n, k = 64, 48, 64
+    rng = np.random.default_rng(0)
+    a = rng.integers(-8, 8, (m, k))
+    b = rng.integers(-8, 8, (k, n))
+    scales = rng.uniform(0.01, 0.3, n).astype(np.float32)
+    t = asc.adv.TCubeTiling(used_core_num=4, m=m, n=n, k_a=k, k_b=k, single_core_m=16, single_core_n=n,
+                            single_core_k=k, base_m=16, base_n=32, base_k=64, depth_a1=1, depth_b1=1)
+    ws = np.zeros(4 * (512 + 128 * 1024), np.uint8)
+    c = np.zeros((m, n), np.float16)
+    words = scales.view(np.uint32).astype(np.uint64)
+    mm_mix_quant[2](a.astype(np.int8), np.ascontiguousarray(b.T).astype(np.int8), c, words, t, ws, check="full")
+    kept = (scales.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+    np.testing.assert_array_equal(c, ((a @ b).astype(np.float32) * kept).astype(np.float16))
