@@ -27,6 +27,8 @@ F_BIAS_TABLE = 2209
 F_BASE_ZERO = 2210
 F_NO_TILE = 2211
 F_SHAPE = 2212
+F_NO_WORKSPACE = 2214
+F_NO_BATCH = 2215
 
 _AB = ("A", "B")
 
@@ -68,7 +70,33 @@ register({
                                      "(and use its result: it is false once every tile is done)"),
     F_SHAPE: (errors.ParamRangeError,
               lambda a, b, c, env: f"Matmul shape: single-core {'MNK'[c]} = {a} must be positive"),
+    F_NO_WORKSPACE: (errors.NullPointerError,
+                     lambda a, b, c, env: f"Matmul {'get_tensor_c()' if c == 1 else 'iterate_n_batch'} without a workspace: "
+                                          f"its results go to the GM of set_workspace(tensor) (call it first)"),
+    F_NO_BATCH: (errors.NullPointerError,
+                 lambda a, b, c, env: f"Matmul get_batch_tensor_c without a result: iterate_n_batch computed {b} "
+                                      f"round(s) and {a} were fetched already (call iterate_n_batch first)"),
 })
+
+
+@instruction
+def check_workspace_set(st, init, ws_set, what, loc):
+    """``iterate_n_batch`` (``what`` 0), ``get_tensor_c()`` (1): initialised, with a ``set_workspace``."""
+    if init == 0:
+        raise Fault(F_NOT_INIT, loc, 0, 0, 0)
+    if ws_set == 0:
+        raise Fault(F_NO_WORKSPACE, loc, 0, 0, what)
+    return 0
+
+
+@instruction
+def check_batch_left(st, init, fetched, loops, loc):
+    """``get_batch_tensor_c``: a round of ``iterate_n_batch`` not fetched yet."""
+    if init == 0:
+        raise Fault(F_NOT_INIT, loc, 0, 0, 0)
+    if fetched >= loops:
+        raise Fault(F_NO_BATCH, loc, fetched, loops, 0)
+    return 0
 
 
 @instruction

@@ -36,7 +36,7 @@ IDLE, POSTED, DONE = 0, 1, 2
 KIND_TILES, KIND_END = 1, 2
 FIELDS = ("kind", "a_rid", "a_off", "a_size", "b_rid", "b_off", "b_size", "bias_rid", "bias_off", "bias_size",
           "use_bias", "om", "on", "oka", "okb", "okc", "sm", "sn", "sk", "order", "deq", "t0", "t1", "seq",
-          "dst_rid", "dst_off", "dst_size", "c_shift", "atomic")
+          "dst_rid", "dst_off", "dst_size", "c_shift", "atomic", "qv_rid", "qv_off", "qv_size", "qvec")
 
 F_WORKSPACE = 2213
 
@@ -66,11 +66,12 @@ def stage_offset(off, n_aiv, slot):
 @instruction
 def post(g, off, slot, sysmem, kind, a_rid, a_off, a_size, b_rid, b_off, b_size, bias_rid, bias_off, bias_size,
          use_bias, om, on, oka, okb, okc, sm, sn, sk, order, deq, t0, t1, seq, dst_rid, dst_off, dst_size,
-         c_shift, atomic):
+         c_shift, atomic, qv_rid, qv_off, qv_size, qvec):
     """The AIV posts a request in its mailbox."""
     w = g[off + slot * SLOT:off + (slot + 1) * SLOT].view(np.int64)
     vals = (kind, a_rid, a_off, a_size, b_rid, b_off, b_size, bias_rid, bias_off, bias_size, use_bias, om, on,
-            oka, okb, okc, sm, sn, sk, order, deq, t0, t1, seq, dst_rid, dst_off, dst_size, c_shift, atomic)
+            oka, okb, okc, sm, sn, sk, order, deq, t0, t1, seq, dst_rid, dst_off, dst_size, c_shift, atomic, qv_rid,
+            qv_off, qv_size, qvec)
     for i in range(len(vals)):
         w[1 + i] = vals[i]
     w[0] = POSTED

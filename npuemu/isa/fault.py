@@ -38,7 +38,8 @@ range      area                     registered (module: codes)
 1900-1999  system registers         system: 1900-1903, user_tag: 1910, local_array: 1920, watch: 1930-1931
 2000-2099  buffer pools and lists   buf_pool: 2000-2007, slice_copy: 2010-2015, list_tensor: 2020-2028
 2100-2199  cube img2col and sparse  img2col: 2100-2102, sparse: 2110-2112
-2200-2299  high-level Matmul        adv_matmul: 2200-2212, adv_matmul_msg: 2213
+2200-2299  high-level Matmul        adv_matmul: 2200-2212 2214-2215
+                                    adv_matmul_msg: 2213
 2300-2399  high-level API (adv)     adv_math_scratch: 2300-2303, adv_softmax: 2310-2316
                                     adv_norm: 2320-2325, adv_sort: 2330-2331
 2400-2499  SuperKernel early start  task_sync: 2400-2401

@@ -113,7 +113,10 @@ class Matmul:
     @overload
     def get_tensor_c(self, tensor: BaseTensor, en_atomic: int = 0, en_sequential_write: bool = False,
                      sync: bool = True, optional_tensor: BaseTensor | None = None) -> None: ...
-    def get_tensor_c(self, *args: Any, **kwargs: Any) -> None:
+    @overload
+    def get_tensor_c(self, en_atomic: int = 0, en_sequential_write: bool = False,
+                     sync: bool = True) -> GlobalTensor: ...
+    def get_tensor_c(self, *args: Any, **kwargs: Any) -> Any:
         """Write the tile of the last ``iterate()`` to ``tensor`` (GM: at its place in C, or with
         ``en_sequential_write`` at the start of ``tensor`` with rows of ``base_n``)."""
 
@@ -135,13 +138,21 @@ class Matmul:
     def iterate_n_batch(self, batch_loop: int, batch_a: int, batch_b: int, en_sequential_write: bool,
                         matrix_stride_a: int = 0, matrix_stride_b: int = 0, matrix_stride_c: int = 0,
                         sync: bool = True, wait_iterate_batch: bool = False) -> None:
-        """``batch_loop`` rounds of ``iterate_batch``; not emulated (unsupported at compile time)."""
+        """``batch_loop`` rounds of ``iterate_batch`` into the workspace of ``set_workspace``: round ``r`` takes A
+        and B ``r * batch_a`` / ``r * batch_b`` matrices on; ``get_batch_tensor_c`` fetches the rounds in order."""
 
     def wait_iterate_batch(self) -> None:
         """Wait for an asynchronous ``iterate_batch`` (nothing to wait for)."""
 
+    @overload
+    def get_batch_tensor_c(self, batch_a: int, batch_b: int, en_sequential_write: bool = False,
+                           sync: bool = True) -> GlobalTensor: ...
+    @overload
+    def get_batch_tensor_c(self, tensor: LocalTensor, batch_a: int, batch_b: int,
+                           en_sequential_write: bool = False, sync: bool = True) -> None: ...
     def get_batch_tensor_c(self, *args: Any, **kwargs: Any) -> Any:
-        """Asynchronous batch output; not emulated (unsupported at compile time)."""
+        """The next round of ``iterate_n_batch``: ``max(batch_a, batch_b)`` C matrices, as a GlobalTensor in the
+        workspace, or copied into ``tensor`` (UB, MIX kernels)."""
 
     def set_batch_num(self, batch_a: int, batch_b: int) -> None:
         """The batch counts ``iterate_batch`` uses when the call gives none."""
@@ -153,10 +164,10 @@ class Matmul:
         """The output quantisation scale (int8 x int8 -> half C: ``float32(acc) * scale``)."""
 
     def set_quant_vector(self, quant_vector: GlobalTensor) -> None:
-        """Per-channel quantisation; not emulated (unsupported at compile time)."""
+        """Per-channel dequantisation (int8 x int8 -> half C): one uint64 quantisation word per column of C."""
 
     def set_workspace(self, addr: Any, size: int | None = None) -> None:
-        """The GM workspace (accepted; npuemu's cube-only path needs none)."""
+        """The GM workspace ``iterate_n_batch`` writes its results to (``size`` in bytes)."""
 
     def get_offset_c(self) -> MatrixOffset:
         """Where the tile of the last ``iterate()`` lies in C."""

@@ -11,5 +11,5 @@ from . import local_array  # noqa: F401
 from . import shape_info  # noqa: F401
 from . import buf_pool, list_tensor  # noqa: F401
 from . import adv_math, adv_quant, adv_softmax  # noqa: F401
-from . import adv_matmul, adv_matmul_run  # noqa: F401
+from . import adv_matmul, adv_matmul_batch, adv_matmul_run  # noqa: F401
 from . import task_sync  # noqa: F401

@@ -40,7 +40,8 @@ _INPUTS = {dt.float16: (dt.float16, dt.float32), dt.bfloat16: (dt.bfloat16, dt.f
 _STATE = ("init", "om", "on", "oka", "okb", "okc", "sm", "sn", "sk", "bm", "bn", "bk", "order", "a_set",
           "a_rid", "a_off", "a_size", "b_set", "b_rid", "b_off", "b_size", "use_bias", "bias_rid", "bias_off",
           "bias_size", "count", "tm", "tn", "r0", "c0", "deq", "ws_rid", "ws_off", "live", "kind", "t0", "t1", "seq",
-          "dst_rid", "dst_off", "dst_size", "c_shift", "atomic")
+          "dst_rid", "dst_off", "dst_size", "c_shift", "atomic", "qv_rid", "qv_off", "qv_size", "qvec", "nws_rid",
+          "nws_off", "nws_size", "nb_loops", "nb_next", "nb_per", "nb_stride", "nws_set")
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class _Obj:
     bufs: tuple[Value, ...] | None = None
     scalar: dict[str, bool] = field(default_factory=lambda: {"a": False, "b": False})  # set_tensor_x(scalar) used
     computed: bool = False          # a tile's work was expanded (with the A/B form known then)
+    qbuf: Value | None = None       # L1 buffer of the per-channel scales (int8 -> float16 objects)
 
 
 _OBJECTS: weakref.WeakKeyDictionary[Any, dict[int, _Obj]] = weakref.WeakKeyDictionary()
@@ -85,6 +87,11 @@ def _lib() -> Any:
 
 def _acc(mm: MatmulT) -> dt.DataType:
     return dt.int32 if mm.a.dtype is dt.int8 else dt.float32
+
+
+def vec_quant(mm: MatmulT) -> bool:
+    """Whether the object dequantises (int8 x int8 -> float16 C): set_quant_scalar / set_quant_vector apply."""
+    return mm.a.dtype is dt.int8 and mm.c.dtype is dt.float16
 
 
 def _check_types(lw: LoweringContext, call: Call, a: Any, b: Any, c: Any, bias: Any) -> None:
@@ -181,6 +188,9 @@ def _cube_setup(lw: LoweringContext, call: Call, mm: MatmulT, f: dict[str, str])
             out = out + lw.inline_values(_lib().alloc_bias, [o.pipe, const(_acc(mm)), scalar("int", _v(mm, "bn"))],
                                          {}, call.node).items
         o.bufs = tuple(lw.fresh_value(x, "mmbuf") for x in out)
+        if vec_quant(mm):
+            q = lw.inline_values(_lib().alloc_scales, [o.pipe, scalar("int", _v(mm, "bn"))], {}, call.node)
+            o.qbuf = lw.fresh_value(q, "mmbuf")
 
 
 def _init(lw: LoweringContext, call: Call, mm: MatmulT, tiling: Value) -> None:
@@ -259,16 +269,19 @@ def _set_input(lw: LoweringContext, call: Call, which: str) -> None:
 def _set_scalar(lw: LoweringContext, call: Call, mm: MatmulT, which: str, v: Value) -> None:
     """``set_tensor_a/b(scalar)``: every element of the matrix equals the scalar (filled in L1)."""
     t = mm.a if which == "a" else mm.b
-    if t.dtype not in (dt.float16, dt.bfloat16, dt.float32) or mm.mix or t.is_trans or t.format != CubeFormat.ND:
-        lw.fail(f"set_tensor_{which}(scalar): npuemu emulates the scalar form for float16/bfloat16/float32 ND "
-                f"inputs, not transposed, in cube-only kernels", call.node, UnsupportedSyntaxError)
+    if mm.mix:
+        lw.fail(f"set_tensor_{which}(scalar) in a MIX kernel: npuemu emulates the scalar form in cube-only "
+                f"kernels", call.node, UnsupportedSyntaxError)
     o = _obj(lw, mm)
     if o.computed and not o.scalar[which]:
         lw.fail(f"set_tensor_{which}(scalar) after the object computed with a tensor {which.upper()}: npuemu "
                 f"expands each object's {which.upper()} in one form; use two Matmul objects", call.node,
                 UnsupportedSyntaxError)
     o.scalar[which] = True
-    lw.emit(f"{_v(mm, which + '_val')} = np.float32({lw.materialize(v, call.node, 'float')})")
+    e = lw.materialize(v, call.node, "float")
+    if t.dtype is dt.int8:    # L1 is filled through an int16 view: the byte twice
+        e = f"(((np.int64({e}) & 255) * 257) ^ 32768) - 32768"
+    lw.emit(f"{_v(mm, which + '_val')} = np.float32({e})")
     lw.emit(f"{_v(mm, which + '_set')} = np.int64(1)")
 
 
@@ -343,6 +356,20 @@ def _set_quant_scalar(lw: LoweringContext, call: Call) -> None:
     mm: MatmulT = call.recv.type
     a = call.bind_to(lw, lang.Matmul.set_quant_scalar)
     lw.emit(f"{_v(mm, 'deq')} = np.int64({plain_int(lw.u64_expr(a['quant_scalar'], call.node, 'quant_scalar'))})")
+    lw.emit(f"{_v(mm, 'qvec')} = np.int64(0)")
+
+
+@method(MatmulT, "set_quant_vector")
+def _set_quant_vector(lw: LoweringContext, call: Call) -> None:
+    """Per-channel dequantisation: one uint64 quantisation word per column of C (fixpipe VDEQF16)."""
+    mm: MatmulT = call.recv.type
+    if not vec_quant(mm):
+        lw.type_error(f"set_quant_vector on a Matmul of {mm.a.dtype.name} inputs and {mm.c.dtype.name} C: "
+                      f"dequantisation applies to int8 x int8 -> float16 C", call.node)
+    rid, off, size = _gm(lw, call, call.bind_to(lw, lang.Matmul.set_quant_vector)["quant_vector"],
+                         "quant vector", dt.uint64)
+    for k, e in (("qv_rid", rid), ("qv_off", off), ("qv_size", size), ("qvec", "1")):
+        lw.emit(f"{_v(mm, k)} = np.int64({e})")
 
 
 @method(MatmulT, "set_hf32")
@@ -356,7 +383,7 @@ def _set_hf32(lw: LoweringContext, call: Call) -> None:
     registry.func_rule(cube_lang.set_hf32_trans_mode)(lw, Call("set_hf32_trans_mode", call.node, [away], {}))
 
 
-@method(MatmulT, "set_workspace", "set_batch_num", "wait_iterate_all", "wait_iterate_batch")
+@method(MatmulT, "set_batch_num", "wait_iterate_all", "wait_iterate_batch")
 def _accepted(lw: LoweringContext, call: Call) -> None:
     call.bind_to(lw, getattr(lang.Matmul, call.name))
 
@@ -374,7 +401,7 @@ def _end(lw: LoweringContext, call: Call) -> None:
 
 
 @method(MatmulT, "set_self_define_data", "set_sparse_index", "set_user_def_info", "async_get_tensor_c",
-        "wait_get_tensor_c", "get_batch_tensor_c", "iterate_n_batch", "set_quant_vector")
+        "wait_get_tensor_c")
 def _unsupported(lw: LoweringContext, call: Call) -> None:
     lw.fail(f"Matmul.{call.name} is not emulated by npuemu (docs/matmul-api.md lists what is)", call.node,
             UnsupportedSyntaxError)

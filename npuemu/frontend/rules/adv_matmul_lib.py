@@ -61,6 +61,14 @@ def alloc_bias(pipe: asc.TPipe, dacc: asc.ConstExpr, bn: int):
 
 
 @_lib
+def alloc_scales(pipe: asc.TPipe, bn: int):
+    """The per-channel quantisation words of one tile (``set_quant_vector``) in L1."""
+    qb = asc.TBuf(asc.TPosition.C1)
+    pipe.init_buffer(qb, (bn + 3) // 4 * 4 * 8)
+    return qb.get(asc.uint64)
+
+
+@_lib
 def copy_nz(l1: asc.LocalTensor, g: asc.GlobalTensor, row0: int, col0: int, rows: int, cols: int, height: int):
     """A ``rows x cols`` tile of a matrix stored NZ in GM (column blocks of C0 elements, ``height`` rows
     each) -> L1 NZ: per column block, ``align(rows, 16)`` rows of 32 bytes, one DataCopy."""
@@ -72,9 +80,13 @@ def copy_nz(l1: asc.LocalTensor, g: asc.GlobalTensor, row0: int, col0: int, rows
 
 @_lib
 def fill(l1: asc.LocalTensor, rows: int, cols: int, value: float):
-    """A ``rows x cols`` tile whose elements all equal ``value`` (``set_tensor_a/b(scalar)``), in L1 (MTE2)."""
+    """A ``rows x cols`` tile whose elements all equal ``value`` (``set_tensor_a/b(scalar)``), in L1 (MTE2);
+    the whole (rows aligned to 32) x (cols aligned to 16) area, so any of the tile's L1 layouts reads it."""
     blocks = cdiv((rows + 31) // 32 * 32 * ((cols + 15) // 16 * 16) * l1.dtype.sizeof(), 32)
-    asc.init_const_value(l1, asc.InitConstValueParams(1, blocks, 0, value))
+    if l1.dtype.sizeof() == 1:      # int8: through an int16 view, ``value`` the byte pattern twice
+        asc.init_const_value(l1.reinterpret_cast(asc.int16), asc.InitConstValueParams(1, blocks, 0, value))
+    else:
+        asc.init_const_value(l1, asc.InitConstValueParams(1, blocks, 0, value))
 
 
 @_lib
@@ -188,17 +200,31 @@ def tile(a1: asc.LocalTensor, b1: asc.LocalTensor, a2: asc.LocalTensor, b2: asc.
 
 @_lib
 def store(cg: asc.GlobalTensor, co1: asc.LocalTensor, tm: int, tn: int, ld: int, quant: asc.ConstExpr,
-          deq: int, atomic: int):
+          deq: int, atomic: int, qbuf: asc.LocalTensor, qg: asc.GlobalTensor, c0: int, qvec: int,
+          vec: asc.ConstExpr[bool]):
     """The tile in L0C -> GM (NZ -> ND rows of ``ld``), converted by ``quant``; ``atomic`` 1/2/3 adds to /
-    keeps the maximum / the minimum with what GM holds."""
+    keeps the maximum / the minimum with what GM holds.  With ``vec`` (int8 -> float16) and ``qvec`` set,
+    the tile's columns ``c0 ..`` of the per-channel words ``qg`` go to L1 (whole 32-byte blocks) and the
+    fixpipe dequantises column by column (VDEQF16)."""
     if atomic == 1:
         asc.set_atomic_add(cg.dtype)
     if atomic == 2:
         asc.set_atomic_max(cg.dtype)
     if atomic == 3:
         asc.set_atomic_min(cg.dtype)
-    asc.fixpipe(cg, co1, asc.FixpipeParamsV220(tn, tm, (tm + 15) // 16 * 16, ld, quant, deq, 1, 0, 0, False, 0,
-                                               False), asc.FixpipeConfig(asc.CO2Layout.ROW_MAJOR))
+    if vec:
+        if qvec != 0:
+            asc.data_copy(qbuf, qg[c0:], cdiv(tn, 4) * 4)
+            asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+            asc.fixpipe(cg, co1, qbuf, asc.FixpipeParamsV220(tn, tm, (tm + 15) // 16 * 16, ld,
+                                                             asc.QuantModes.VDEQF16, 0, 1, 0, 0, False, 0, False),
+                        asc.FixpipeConfig(asc.CO2Layout.ROW_MAJOR))
+        else:
+            asc.fixpipe(cg, co1, asc.FixpipeParamsV220(tn, tm, (tm + 15) // 16 * 16, ld, quant, deq, 1, 0, 0,
+                                                       False, 0, False), asc.FixpipeConfig(asc.CO2Layout.ROW_MAJOR))
+    else:
+        asc.fixpipe(cg, co1, asc.FixpipeParamsV220(tn, tm, (tm + 15) // 16 * 16, ld, quant, deq, 1, 0, 0, False,
+                                                   0, False), asc.FixpipeConfig(asc.CO2Layout.ROW_MAJOR))
     if atomic != 0:
         asc.set_atomic_none()
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)

@@ -140,9 +140,12 @@ def _out(lw: LoweringContext, call: Call, mm: MatmulT, tensor: Value, need: str,
 
 
 def _store(lw: LoweringContext, call: Call, mm: MatmulT, dst: Value, ld: Value, atomic: Value) -> None:
-    co1 = _obj(lw, mm).bufs[4]
+    o = _obj(lw, mm)
+    co1 = o.bufs[4]
+    vec = o.qbuf is not None
+    qbuf, qg = (o.qbuf, _tensor(mm, "qv", dt.uint64)) if vec else (co1, dst)
     lw.inline_values(_lib().store, [dst, co1, _s(mm, "tm"), _s(mm, "tn"), ld, const(_quant(mm)), _s(mm, "deq"),
-                                    atomic], {}, call.node)
+                                    atomic, qbuf, qg, _s(mm, "c0"), _s(mm, "qvec"), const(vec)], {}, call.node)
 
 
 def _atomic(lw: LoweringContext, call: Call, v: Value) -> Value:
@@ -156,31 +159,43 @@ def _atomic(lw: LoweringContext, call: Call, v: Value) -> Value:
 
 
 @method(MatmulT, "get_tensor_c")
-def _get_tensor_c(lw: LoweringContext, call: Call) -> None:
+def _get_tensor_c(lw: LoweringContext, call: Call) -> Value | None:
     mm: MatmulT = call.recv.type
-    if not call.args and "tensor" not in call.kwargs:
-        lw.fail("Matmul.get_tensor_c() returning a tensor is not emulated: pass the output tensor", call.node,
-                UnsupportedSyntaxError)
     a = call.bind_to(lw, lang.Matmul.get_tensor_c)
     atomic = _atomic(lw, call, a.get("en_atomic", const(0)))
     seq = a.get("en_sequential_write", const(False))
     if not seq.is_const:
         lw.fail("en_sequential_write must be a constant", call.node, UnsupportedSyntaxError)
+    if "tensor" not in a:
+        # get_tensor_c(): the tile at the start of the workspace, rows of base_n, returned as a GlobalTensor
+        from .adv_matmul_batch import workspace_tensor
+        ws = workspace_tensor(lw, call, mm, 1)
+        _tile_out(lw, call, mm, ws, True, atomic)
+        size = f"({_v(mm, 'bm')} * {_v(mm, 'bn')})"
+        return lw.fresh_value(Value(ws.type, code=(ws.code[0], ws.code[1],
+                                                   f"({size} if {ws.code[2]} < 0 else min({size}, {ws.code[2]}))")),
+                              "mmtile")
+    _tile_out(lw, call, mm, a["tensor"], bool(seq.const), atomic)
+    return None
+
+
+def _tile_out(lw: LoweringContext, call: Call, mm: MatmulT, tensor: Value, seq: bool, atomic: Value) -> None:
+    """The last tile into ``tensor``: at its place in C, or (``seq``) at its start with rows of base_n."""
     tm, tn, r0, c0 = (_v(mm, k) for k in ("tm", "tn", "r0", "c0"))
     if mm.mix:
-        _mix_get_tensor_c(lw, call, mm, a["tensor"], bool(seq.const), atomic)
+        _mix_get_tensor_c(lw, call, mm, tensor, seq, atomic)
         return
-    if seq.const:
+    if seq:
         ld = _s(mm, "bn")
         need = f"(({tm} - 1) * {_v(mm, 'bn')} + {tn})"
-        rid, off, size = _out(lw, call, mm, a["tensor"], need, _v(mm, "count"))
-        _store(lw, call, mm, Value(a["tensor"].type, code=(rid, off, size)), ld, atomic)
+        rid, off, size = _out(lw, call, mm, tensor, need, _v(mm, "count"))
+        _store(lw, call, mm, Value(tensor.type, code=(rid, off, size)), ld, atomic)
         return
     ldc = _v(mm, "okc")
     need = f"(({r0} + {tm} - 1) * {ldc} + {c0} + {tn})"
-    rid, off, size = _out(lw, call, mm, a["tensor"], need, _v(mm, "count"))
+    rid, off, size = _out(lw, call, mm, tensor, need, _v(mm, "count"))
     sz = mm.c.dtype.sizeof()
-    dst = lw.fresh_value(Value(a["tensor"].type, code=(rid, f"({off} + ({r0} * {ldc} + {c0}) * {sz})",
+    dst = lw.fresh_value(Value(tensor.type, code=(rid, f"({off} + ({r0} * {ldc} + {c0}) * {sz})",
                                                        f"-1 if {size} < 0 else {size} - ({r0} * {ldc} + {c0})")),
                          "mmc")
     _store(lw, call, mm, dst, scalar("int", ldc), atomic)
