@@ -1,7 +1,6 @@
 """NPUEMU_COMPILE_REPORT: one JSON line per compilation Numba performs, and a summary of them."""
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys

@@ -14,7 +14,7 @@ import runpy
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, event, given
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 import npuemu.asc as asc

@@ -19,7 +19,6 @@ import numpy as np
 from numba import njit
 
 from .. import errors
-from ..numerics.half import f16_to_f32, f32_to_f16
 from .adv_math import load16, load32, store16, store32
 from .adv_math_scratch import DST, MAX, SRC, SUM, check_apart, check_scratch, UB
 from . import state as S
