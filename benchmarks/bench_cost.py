@@ -49,9 +49,10 @@ class PredictedDeviceTime:
 
 
 @asc.jit
-def _vadd(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, n: int,
+def vadd_tiles(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, n: int,
           tile: asc.ConstExpr[int], bufs: asc.ConstExpr[int]):
-    """z = x + y in tiles of ``tile`` floats through queues ``bufs`` deep (MTE2 -> V -> MTE3)."""
+    """z = x + y in tiles of ``tile`` floats through queues ``bufs`` deep: CopyIn (MTE2), Compute (V),
+    CopyOut (MTE3).  tests/test_cost_model.py times its variants too."""
     per_core = n // asc.get_block_num()
     base = asc.get_block_idx() * per_core
     xg = asc.GlobalTensor()
@@ -109,7 +110,7 @@ class PipelineVariants:
         rng = np.random.default_rng(0)
         x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
         z = np.empty_like(x)
-        self.profile = _vadd[cores](x, y, z, n, tile, bufs, profile=True)
+        self.profile = vadd_tiles[cores](x, y, z, n, tile, bufs, profile=True)
 
     def track_task_us(self, variant: str) -> float:
         return self.profile.task_us
