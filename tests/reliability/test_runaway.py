@@ -141,8 +141,11 @@ class _Child:
     """This file run as a script, its stdout read line by line with timeouts."""
 
     def __init__(self, role: str, mode: str):
+        # SIGINT back to its default in the child: a worker process may run with it ignored (something it ran
+        # before set SIG_IGN), and a Python started with SIGINT ignored never raises KeyboardInterrupt
         self.proc = subprocess.Popen([sys.executable, __file__, role, mode], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+                                     stderr=subprocess.PIPE, text=True,
+                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         self.lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
