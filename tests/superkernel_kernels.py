@@ -25,7 +25,8 @@ def probe_kernel(out: asc.GlobalAddress, slot: int, mode: int):
 
 @asc.jit(kernel_type=asc.KernelType.MIX_AIV_1_0)
 def dcache_kernel(x: asc.GlobalAddress, out: asc.GlobalAddress, role: int, value: int, stride: int):
-    """Scalar GM writes and reads through the DCache.  role 0: core 0 ``x.set_value(0, value)``; role 1:
+    """Scalar GM writes and reads through the DCache.  role 0: core 0 ``x.set_value(0, value)``; role 3:
+    core 0 ``x[0] = value`` (Ascend C's ``x(0) = v``, never cleaned); role 1:
     core 1 copies ``x[0:8]`` to ``out[0:8]`` by DMA; role 2: core i ``x.set_value(i * stride, value + i)``,
     then ``sync_all``."""
     xg = asc.GlobalTensor()
@@ -40,6 +41,9 @@ def dcache_kernel(x: asc.GlobalAddress, out: asc.GlobalAddress, role: int, value
     if role == 0:
         if i == 0:
             xg.set_value(0, value)
+    if role == 3:
+        if i == 0:
+            xg[0] = value
     if role == 1:
         if i == 1:
             asc.data_copy(t, xg, 8)
@@ -132,3 +136,26 @@ def two_pipes_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, fixed: int):
     asc.set_flag(asc.HardEvent.V_MTE3, 0)
     asc.wait_flag(asc.HardEvent.V_MTE3, 0)
     asc.data_copy(yg[8:], t2, 8)
+
+
+@asc.jit(kernel_type=asc.KernelType.MIX_AIC_1_1)
+def matmul11_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, t: asc.adv.TCubeTiling,
+                    ws: asc.GlobalAddress, only_aiv0: int):
+    """A MIX 1:1 kernel whose AIV drives the cube through the Matmul API: C = A @ B on one block.
+    ``only_aiv0``: the calls are guarded by ``get_sub_block_idx() == 0`` (what a 1:2 SuperKernel needs)."""
+    ag = asc.GlobalTensor()
+    ag.set_global_buffer(a)
+    bg = asc.GlobalTensor()
+    bg.set_global_buffer(b)
+    cg = asc.GlobalTensor()
+    cg.set_global_buffer(c)
+    pipe = asc.TPipe()
+    mm = asc.adv.Matmul(a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, ag.dtype),
+                        b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, bg.dtype),
+                        c=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, cg.dtype))
+    asc.adv.register_matmul(pipe, ws, mm, t)
+    if only_aiv0 == 0 or asc.get_sub_block_idx() == 0:
+        mm.set_tensor_a(ag)
+        mm.set_tensor_b(bg)
+        mm.iterate_all(cg)
+        mm.end()

@@ -11,9 +11,9 @@ from npuemu.errors import DCacheError
 from superkernel_kernels import dcache_kernel
 
 
-def _sk(x, out, options=None, check="full"):
+def _sk(x, out, options=None, check="full", role=0):
     kw = {"check": check}
-    return sk.combine([sk.Launch(dcache_kernel, 2, (x, out, 0, 77, 0), kw, name="writer"),
+    return sk.combine([sk.Launch(dcache_kernel, 2, (x, out, role, 77, 0), kw, name="writer"),
                        sk.Launch(dcache_kernel, 2, (x, out, 1, 0, 0), kw, name="reader")], options)
 
 
@@ -46,6 +46,26 @@ def test_dcci_disabled_writer_leaves_the_line_dirty_and_the_next_sub_kernel_read
     _sk(x, out, "dcci-disable-on-kernel=writer", check="default").run()
     assert out[0] == 5          # the old value: core 0's line never reached GM before the DMA read
     assert x[0] == 77           # the SuperKernel's own end-of-kernel flush wrote it back afterwards
+
+
+def test_an_element_assignment_is_never_cleaned_and_the_next_sub_kernel_reads_stale_data():
+    x, out = _arrays()
+    with pytest.raises(DCacheError, match="stale DMA read") as e:
+        _sk(x, out, role=3).run()          # default options: set_value would be cleaned, g[0] = v is not
+    assert e.value.sub_kernel == "reader" and "xg[0] = value" in str(e.value)
+    x, out = _arrays()
+    _sk(x, out, check="default", role=3).run()
+    assert out[0] == 5 and x[0] == 77       # the old value by DMA; the SuperKernel's end wrote it back
+    x, out = _arrays()
+    _sk(x, out, "dcci-after-kernel-end=writer", role=3).run()
+    assert out[0] == 77
+
+
+def test_an_element_assignment_outside_a_superkernel_is_flushed_at_kernel_end():
+    x, out = _arrays()
+    dcache_kernel[2](x, out, 3, 77, 0, check="full")
+    dcache_kernel[2](x, out, 1, 0, 0, check="full")
+    assert x[0] == 77 and out[0] == 77
 
 
 def test_dcci_after_kernel_end_cleans_the_whole_cache_after_the_writer():

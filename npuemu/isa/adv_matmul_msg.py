@@ -25,6 +25,7 @@ from .. import errors
 from .cross_core import PROGRESS, words
 from .fault import Fault, register
 from .linkage import instruction
+from . import state as S
 
 SLOT = 512
 STAGE = 128 * 1024
@@ -39,12 +40,19 @@ FIELDS = ("kind", "a_rid", "a_off", "a_size", "b_rid", "b_off", "b_size", "bias_
           "dst_rid", "dst_off", "dst_size", "c_shift", "atomic", "qv_rid", "qv_off", "qv_size", "qvec")
 
 F_WORKSPACE = 2213
+F_UNSERVED = 2216
 
 register({
     F_WORKSPACE: (errors.BoundsError,
                   lambda a, b, c, env: f"Matmul in a MIX kernel: the workspace needs {a} bytes for the mailboxes "
                                        f"and C staging of {c} vector cores, it has {b} (pass a larger workspace "
                                        f"to set_sys_workspace / register_matmul)"),
+    F_UNSERVED: (errors.DeadlockError,
+                 lambda a, b, c, env: f"Matmul API called from AIV{a} of an AI Core whose kernel was built for {b} "
+                                      f"AIV per AIC but runs with {c} (a MIX_AIC_1_1 sub-kernel in a MIX_AIC_1_2 "
+                                      f"SuperKernel): the AIC's Matmul server, built for 1:1, receives only AIV0's "
+                                      f"messages, so this request is never answered and the kernel hangs on "
+                                      f"hardware; call the Matmul API from AIV0 only (if asc.get_sub_block_idx() == 0:)"),
 })
 
 
@@ -54,6 +62,26 @@ def check_workspace(st, g, off, n_aiv, loc):
     need = n_aiv * (SLOT + STAGE)
     if off < 0 or off + need > len(g):
         raise Fault(F_WORKSPACE, loc, need, len(g) - off, n_aiv)
+    return 0
+
+
+@instruction
+def mailbox(st, ratio):
+    """This AIV's mailbox slot: AIV ``sub`` of AI Core ``aic`` has ``aic * ratio + sub``, ``ratio`` being the
+    AIVs per AIC the kernel was built for; ``-1 - sub`` when the core runs more AIVs per AIC than that (a 1:1
+    kernel's body run by both AIVs in a 1:2 SuperKernel): no AIC serves that AIV."""
+    hw = max(st[S.SUB_BLOCK_NUM], 1)
+    sub = st[S.BLOCK_IDX] % hw
+    if sub >= ratio:
+        return -1 - sub
+    return st[S.BLOCK_IDX] // hw * ratio + sub
+
+
+@instruction
+def check_served(st, slot, ratio, loc):
+    """A request from an AIV no AIC serves (:func:`mailbox` gave -1 - sub) would wait forever."""
+    if slot < 0:
+        raise Fault(F_UNSERVED, loc, -1 - slot, ratio, st[S.SUB_BLOCK_NUM])
     return 0
 
 

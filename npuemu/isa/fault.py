@@ -39,7 +39,7 @@ range      area                     registered (module: codes)
 2000-2099  buffer pools and lists   buf_pool: 2000-2007, slice_copy: 2010-2015, list_tensor: 2020-2028
 2100-2199  cube img2col and sparse  img2col: 2100-2102, sparse: 2110-2112
 2200-2299  high-level Matmul        adv_matmul: 2200-2212 2214-2215
-                                    adv_matmul_msg: 2213
+                                    adv_matmul_msg: 2213 2216
 2300-2399  high-level API (adv)     adv_math_scratch: 2300-2303, adv_softmax: 2310-2316
                                     adv_norm: 2320-2325, adv_sort: 2330-2331
 2400-2499  SuperKernel early start  task_sync: 2400-2401

@@ -41,7 +41,9 @@ class GlobalTensor(BaseTensor):
     """A typed view of global memory (``AscendC::GlobalTensor``).
 
     ``set_global_buffer(addr[, size])`` binds it; ``g[i:]`` is the sub-tensor at
-    element ``i``; ``get_value``/``set_value``/``g(i)`` are scalar accesses.
+    element ``i``; ``get_value``/``set_value``/``g(i)`` are scalar accesses, and ``g[i] = v`` is
+    Ascend C's ``g(i) = v``: a scalar write that never cleans its DCache line (``set_value`` does in a
+    SuperKernel's sub-kernel).
     """
 
     def set_global_buffer(self, buffer: GlobalAddress, buffer_size: int | None = None) -> None: ...

@@ -1,10 +1,10 @@
 """SuperKernel: a sub-kernel's scalar write, never cleaned, read by DMA in the next sub-kernel on another core.
 
-A sub-kernel gets no end-of-kernel DCache flush inside a SuperKernel; with
-``dcci-disable-on-kernel`` naming the writer its ``set_value`` line stays
-dirty in core 0's DCache (as Ascend C's ``gm(i) = v`` would), and the reader's
-DMA on core 1 reads the old value.  The fix names the writer in
-``dcci-after-kernel-end``: the whole DCache is cleaned after its call.
+A sub-kernel gets no end-of-kernel DCache flush inside a SuperKernel, and an
+element assignment ``x[0] = v`` (Ascend C's ``x(0) = v``) never cleans its
+line: it stays dirty in core 0's DCache, and the reader's DMA on core 1 reads
+the old value.  The fix names the writer in ``dcci-after-kernel-end``: the
+whole DCache is cleaned after its call.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ LEVELS = ("full",)
 
 def run(fixed: bool, **launch) -> None:
     x, out = np.arange(16, dtype=np.int32) + 5, np.zeros(16, np.int32)
-    sk.combine([sk.Launch(dcache_kernel, 2, (x, out, 0, 77, 0), launch, name="writer"),
+    sk.combine([sk.Launch(dcache_kernel, 2, (x, out, 3, 77, 0), launch, name="writer"),
                 sk.Launch(dcache_kernel, 2, (x, out, 1, 0, 0), launch, name="reader")],
-               "dcci-after-kernel-end=writer" if fixed else "dcci-disable-on-kernel=writer").run()
+               "dcci-after-kernel-end=writer" if fixed else None).run()
     assert out[0] == 77

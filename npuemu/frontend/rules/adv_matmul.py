@@ -39,7 +39,7 @@ _INPUTS = {dt.float16: (dt.float16, dt.float32), dt.bfloat16: (dt.bfloat16, dt.f
            dt.float32: (dt.float32,), dt.int8: (dt.int32, dt.float16)}
 _STATE = ("init", "om", "on", "oka", "okb", "okc", "sm", "sn", "sk", "bm", "bn", "bk", "order", "a_set",
           "a_rid", "a_off", "a_size", "b_set", "b_rid", "b_off", "b_size", "use_bias", "bias_rid", "bias_off",
-          "bias_size", "count", "tm", "tn", "r0", "c0", "deq", "ws_rid", "ws_off", "live", "kind", "t0", "t1", "seq",
+          "bias_size", "count", "tm", "tn", "r0", "c0", "deq", "ws_rid", "ws_off", "live", "mbox", "kind", "t0", "t1", "seq",
           "dst_rid", "dst_off", "dst_size", "c_shift", "atomic", "qv_rid", "qv_off", "qv_size", "qvec", "nws_rid",
           "nws_off", "nws_size", "nb_loops", "nb_next", "nb_per", "nb_stride", "nws_set")
 

@@ -42,25 +42,27 @@ def register(lw: LoweringContext, call: Call, mm: Any, v: Any, ws: Value, aic_bo
     n_aiv = f"(_st[{S.BLOCK_NUM}] * {ratio(lw)})"
     lw.emit_isa("adv_matmul_msg", "check_workspace", ["_st", f"_gm[{rid}]", off, n_aiv], call.node)
     lw.emit(f"{v(mm, 'live')} = np.int64(1)")
+    lw.emit(f"{v(mm, 'mbox')} = {lw.isa('adv_matmul_msg', 'mailbox')}(_st, {ratio(lw)})")
     with lw.emit_if(f"_st[{S.CORE_TYPE}] == 1"):
         aic_body()
         _serve(lw, call, mm, v)
         lw.emit("return")
     # an AIV that leaves the kernel without end() ends its object (Ascend C: the client's destructor)
-    lw.at_kernel_end(f"if {v(mm, 'live')} != 0: " + _post_call(lw, mm, v, msg.KIND_END, call.node))
+    lw.at_kernel_end(f"if {v(mm, 'live')} != 0 and {v(mm, 'mbox')} >= 0: " + _post_call(lw, mm, v, msg.KIND_END, call.node))
 
 
 def _post_call(lw: LoweringContext, mm: Any, v: Any, kind: int, node: Any, overrides: dict | None = None) -> str:
     vals = {name: v(mm, name) for name in msg.FIELDS if name != "kind"}
     vals.update(overrides or {})
     g, off = f"_gm[{v(mm, 'ws_rid')}]", v(mm, "ws_off")
-    args = [g, off, f"_st[{S.BLOCK_IDX}]", SYSMEM, str(kind)] + [vals[n] for n in msg.FIELDS[1:]]
+    args = [g, off, v(mm, "mbox"), SYSMEM, str(kind)] + [vals[n] for n in msg.FIELDS[1:]]
     return lw.isa("adv_matmul_msg", "post") + f"({', '.join(args)})"
 
 
 def request(lw: LoweringContext, call: Call, mm: Any, v: Any, kind: int, overrides: dict) -> None:
     """Post a request from this AIV and wait until the AIC has carried it out."""
-    g, off, slot = f"_gm[{v(mm, 'ws_rid')}]", v(mm, "ws_off"), f"_st[{S.BLOCK_IDX}]"
+    g, off, slot = f"_gm[{v(mm, 'ws_rid')}]", v(mm, "ws_off"), v(mm, "mbox")
+    lw.emit_isa("adv_matmul_msg", "check_served", ["_st", slot, str(ratio(lw))], call.node)
     if lw.full_check:
         lw.emit_isa("cross_core", "release_all", ["_st", "_sh", "_gsh", str(msg.OBJ_REQUEST)], call.node)
     lw.emit(_post_call(lw, mm, v, kind, call.node, overrides))
@@ -100,7 +102,7 @@ def _serve(lw: LoweringContext, call: Call, mm: Any, v: Any) -> None:
 def stage(lw: LoweringContext, mm: Any, v: Any) -> Value:
     """This AIV's C staging area in the workspace, as a GlobalTensor of C's type."""
     n_aiv = f"(_st[{S.BLOCK_NUM}] * {ratio(lw)})"
-    at = f"{lw.isa('adv_matmul_msg', 'stage_offset')}({v(mm, 'ws_off')}, {n_aiv}, _st[{S.BLOCK_IDX}])"
+    at = f"{lw.isa('adv_matmul_msg', 'stage_offset')}({v(mm, 'ws_off')}, {n_aiv}, {v(mm, 'mbox')})"
     return lw.fresh_value(Value(GlobalTensorT(mm.c.dtype), code=(v(mm, "ws_rid"), at,
                                                                   str(msg.STAGE // mm.c.dtype.sizeof()))), "mmstage")
 

@@ -174,6 +174,20 @@ def _gm_set_value(lw: LoweringContext, call: Call) -> None:
     scalar_gm_store(lw, g, idx, val, STORAGE_SUFFIX[g.type.dtype], call.node)      # through the DCache
 
 
+@method(GlobalTensorT, "__setitem__")
+def _gm_setitem(lw: LoweringContext, call: Call) -> None:
+    """``g[i] = v``: Ascend C's ``g(i) = v``, a scalar write through the DCache that, unlike ``set_value``,
+    never cleans its line, in a SuperKernel's sub-kernel too (the developer cleans it, spec §1.8)."""
+    g = _bound(lw, call)
+    idx = lw.int_expr(call.args[0], call.node, "an element index")
+    val = to_storage(g.type.dtype, call.args[1], lw, call.node)
+    saved = lw.new_var("skf")
+    lw.emit(f"{saved} = _st[{S.SK_FLAGS}]")
+    lw.emit(f"_st[{S.SK_FLAGS}] = {saved} & ~{S.SK_GETSET_DCCI}")
+    scalar_gm_store(lw, g, idx, val, STORAGE_SUFFIX[g.type.dtype], call.node)
+    lw.emit(f"_st[{S.SK_FLAGS}] = {saved}")
+
+
 # ---------------------------------------------------------------------------- LocalTensor
 
 
