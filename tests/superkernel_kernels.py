@@ -8,7 +8,8 @@ import npuemu.asc as asc
 def probe_kernel(out: asc.GlobalAddress, slot: int, mode: int):
     """Each core writes (get_block_num, get_raw_block_num, block idx + 1) into its own 64-byte line of
     ``out`` (int32, 16 per line; line ``slot * 64 + block idx``), then: mode 1 ``sync_all``, mode 2 a
-    mode-0 cross-core full sync on flag 3."""
+    mode-0 cross-core full sync on flag 3, mode 3 a mode-0 set of flag 14 nobody waits for, mode 4 the same
+    set with its wait."""
     og = asc.GlobalTensor()
     og.set_global_buffer(out)
     i = asc.get_block_idx()
@@ -21,6 +22,10 @@ def probe_kernel(out: asc.GlobalAddress, slot: int, mode: int):
     if mode == 2:
         asc.cross_core_set_flag(3, 0, asc.PipeID.PIPE_MTE3)
         asc.cross_core_wait_flag(3)
+    if mode >= 3:
+        asc.cross_core_set_flag(14, 0, asc.PipeID.PIPE_MTE3)
+        if mode == 4:
+            asc.cross_core_wait_flag(14)
 
 
 @asc.jit(kernel_type=asc.KernelType.MIX_AIV_1_0)
@@ -159,3 +164,22 @@ def matmul11_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAdd
         mm.set_tensor_b(bg)
         mm.iterate_all(cg)
         mm.end()
+
+
+@asc.jit(kernel_type=asc.KernelType.MIX_AIV_1_0)
+def relay_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, shift: int):
+    """Core i copies ``x``'s 8 int32 at block ``(i + shift) % block num`` to ``y``'s block i by DMA (with
+    ``shift`` 1, each core reads what another core of a previous relay wrote)."""
+    i = asc.get_block_idx()
+    xg = asc.GlobalTensor()
+    yg = asc.GlobalTensor()
+    xg.set_global_buffer(x + (i + shift) % asc.get_block_num() * 8, 8)
+    yg.set_global_buffer(y + i * 8, 8)
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf, 32)
+    t = buf.get(asc.int32)
+    asc.data_copy(t, xg, 8)
+    asc.set_flag(asc.HardEvent.MTE2_MTE3, 0)
+    asc.wait_flag(asc.HardEvent.MTE2_MTE3, 0)
+    asc.data_copy(yg, t, 8)

@@ -257,15 +257,16 @@ def test_cost_comparison_saves_one_launch_overhead_per_fused_launch():
 # --------------------------------------------------------------------------- barrier forms (§1.5, behaviour 7)
 
 class _Sub:
-    def __init__(self, kernel_type, block_dim):
-        self.kernel_type, self.block_dim, self.label = kernel_type, block_dim, "s"
+    def __init__(self, kernel_type, block_dim, stream=0):
+        self.kernel_type, self.block_dim, self.label, self.stream = kernel_type, block_dim, "s", stream
 
 
-def _barriers(types, options):
+def _barriers(types, options, events=(), streams=None):
     from npuemu.runtime.cores import core_plan
     from npuemu.superkernel.barrier import Barriers
     fake = type("SK", (), {})()
-    fake.subs = [_Sub(t, 2) for t in types]
+    fake.subs = [_Sub(t, 2, st) for t, st in zip(types, streams or [0] * len(types))]
+    fake.events = events
     fake.options = sk.as_options(options)
     fake.kernel_type, fake.block_dim = sk.launch_config([(t, 2) for t in types])
     return Barriers(fake, core_plan(fake.kernel_type, fake.block_dim), np.zeros(8, np.int64))
@@ -292,6 +293,48 @@ def test_inter_kernel_barrier_forms_follow_cann_tables():
     assert all(dbg.waits(i, 1) for i in range(len(dbg.cores)))
 
 
+def test_an_event_makes_the_barriers_around_it_full_ones():
+    # events (0 -> 2): the barrier before the receiver (2) and the one after the sender (1) are full,
+    # the one before sub-kernel 3 keeps early start's split form
+    b = _barriers([K.AIV_ONLY] * 4, "early-start=1", events=((0, 2),))
+    assert [b.is_full(k) for k in (1, 2, 3)] == [True, True, False]
+    assert b.kind(2) == "all-AIV barrier, flag 14 (a notify/wait event)"
+    assert b.kind(3) == "WaitPreTaskEnd<5> (early-start=1)"
+
+
+def test_stream_fusion_waits_only_for_dependencies():
+    # cube A (stream 0), vector B (stream 1), vector C (stream 0): C depends on A (same stream), B on nothing
+    b = _barriers([K.AIC_ONLY, K.AIV_ONLY, K.AIV_ONLY], "stream-fusion=1", streams=[0, 1, 0])
+    aic = [i for i, c in enumerate(b.cores) if c.core_type == 1]
+    aivs = [i for i, c in enumerate(b.cores) if c.core_type == 0]
+    assert b.deps == ((), (), (0,))
+    assert not any(b.waits(i, 1) for i in range(len(b.cores)))        # B waits for nothing
+    assert all(b.waits(i, 2) for i in aivs) and not any(b.waits(i, 2) for i in aic)
+    assert b.kind(2) == "stream-fusion cub:vec sync on sub-kernel 0 's'"
+    assert not b.complete(2)
+    for i in aic:
+        b.ended(i, 0)
+    assert b.complete(2)                  # the AICs ended A; the AIVs have not even ended B
+    e = _barriers([K.AIC_ONLY, K.AIV_ONLY, K.AIV_ONLY], "stream-fusion=1", events=((1, 2),), streams=[0, 1, 0])
+    assert e.deps[2] == (0, 1)            # and an event from B
+
+
+def test_events_are_checked_as_cann_checks_them():
+    from npuemu.superkernel.events import resolve_events, stream_dependencies, stream_name
+    labels = ["a", "b", "c"]
+    assert resolve_events("s", labels, [("a", "c"), (1, 2)]) == ((0, 2), (1, 2))
+    for bad, why in [(("b", "a"), "first sub-kernel 'a' may not receive"), (("c", "b"), "last sub-kernel 'c'"),
+                     (("b", "b"), "to itself"), (("x", "b"), "'x', which no sub-kernel"), ((0, 5), "out of range"),
+                     (("a",), "a pair")]:
+        with pytest.raises(SuperKernelError, match=why):
+            resolve_events("s", labels, [bad])
+    with pytest.raises(SuperKernelError, match="receives an event from the later"):
+        resolve_events("s", ["a", "b", "c", "d"], [(2, 1)])
+    assert stream_dependencies([0, 0, 1, 0], [(1, 2)]) == ((), (0,), (1,), (1,))
+    assert stream_name(K.MIX_AIC_1_2, K.MIX_AIC_1_1) == "cub:vec;vec:cub"
+    assert stream_name(K.AIV_ONLY, K.AIC_ONLY) == "vec:cub"
+
+
 def test_the_example_runs():
     import runpy
     from pathlib import Path
@@ -308,3 +351,37 @@ def test_scope_records_op_layer_calls():
         d = ops.relu(c)
     assert [x.label for x in s.superkernel.subs] == ["binary_kernel", "unary_kernel"]
     assert d.tobytes() == ref.tobytes()
+
+
+def test_a_count_left_on_a_barrier_flag_names_the_sub_kernel_and_line_that_set_it():
+    out = np.zeros(192 * 16, np.int32)
+    s = sk.combine([sk.Launch(probe_kernel, 2, (out, 0, 0), name="first"),
+                    sk.Launch(probe_kernel, 2, (out, 1, 3), name="setter"),
+                    sk.Launch(probe_kernel, 2, (out, 2, 0), name="last")])
+    with pytest.raises(SyncError, match="inter-kernel barrier flags") as e:
+        s.run()
+    assert e.value.sub_kernel == "setter" and "cross_core_set_flag(14" in e.value.loc.line_text
+    assert e.value.rule == "SuperKernel barrier flag left counting"
+
+
+def test_an_event_orders_the_receiver_after_the_senders_end_even_with_early_start():
+    from superkernel_kernels import early_kernel
+    # a writes y again after set_next_task_start; b reads y: a race with early start (corpus
+    # case_sk_early_start_overlap_race), but the event a -> b puts a full barrier before b
+    x, y, z = np.arange(16, dtype=np.int32) + 2, np.zeros(16, np.int32), np.zeros(16, np.int32)
+    kw = {"check": "full", "tiling_key": 1}
+    sk.combine([sk.Launch(early_kernel, 2, (x, y, 1, 0, 1), kw, name="a"),
+                sk.Launch(early_kernel, 2, (y, z, 0, 1, 0), kw, name="b")], events=[("a", "b")]).run()
+    np.testing.assert_array_equal(z, x)
+    with pytest.raises(SuperKernelError, match="the first sub-kernel 'a' may not receive"):
+        sk.combine([sk.Launch(early_kernel, 2, (x, y, 1, 0, 1), kw, name="a"),
+                    sk.Launch(early_kernel, 2, (y, z, 0, 1, 0), kw, name="b")], events=[("b", "a")])
+
+
+def test_a_scope_records_events():
+    out = np.zeros(128 * 16, np.int32)
+    with sk.scope("ev", run=False) as s:
+        probe_kernel[2](out, 0, 0)
+        probe_kernel[2](out, 1, 0)
+        s.event(0, 1)
+    assert s.superkernel.events == ((0, 1),)

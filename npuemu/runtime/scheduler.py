@@ -473,8 +473,10 @@ def unfinished_flags(kernel: str, cores: list[CoreSpec], words: np.ndarray, locs
     """
     def error(slot: int, flag: int, text: str, setter: int) -> errors.SyncError:
         loc_id = _word_at(words, setter, X.SET_LOC, flag) - 1
-        return errors.SyncError(text, kernel=kernel, core=cores[slot].label,
-                                loc=locs[loc_id] if 0 <= loc_id < len(locs) else None)
+        err = errors.SyncError(text, kernel=kernel, core=cores[slot].label,
+                               loc=locs[loc_id] if 0 <= loc_id < len(locs) else None)
+        err.flag, err.loc_id = flag, loc_id         # type: ignore[attr-defined]
+        return err
 
     for slot in range(len(cores)):
         for flag in range(X.N_FLAGS):

@@ -11,6 +11,9 @@ not run it set a complement) and a wait half before sub-kernel ``k``
 core waits for every core of sub-kernel ``k - 1``'s types to have set,
 except where the table of §1.5 B has it do nothing (AIC cores between two
 AIV-type sub-kernels, AIV cores between two AIC-type ones).
+
+A notify/wait event makes the barriers around it full ones; stream fusion
+replaces the barriers by its dependencies (:mod:`.events`).
 """
 from __future__ import annotations
 
@@ -24,8 +27,12 @@ from ..isa import state as S
 from ..language.enums import KernelType
 from ..runtime import scheduler
 from ..runtime.cores import AIC, AIV, CoreSpec, core_ranges
-from ..isa.task_sync import W_PRE_TASK
+from ..isa.task_sync import SK_BARRIER_OBJ, W_PRE_TASK
 from .config import MIX_TYPES, type_class
+from .events import core_types, event_barriers, stream_dependencies, stream_name
+
+STREAM_OBJ = 226          # race-checker sync objects 226..254 of stream fusion's syncs, by sender
+N_STREAM_OBJ = SK_BARRIER_OBJ - STREAM_OBJ
 
 if TYPE_CHECKING:
     from .execute import Run
@@ -43,6 +50,9 @@ class Barriers:
         self.sets: list[set[int]] = [set() for _ in cores]   # sub-kernels each core has done the set half of
         self.explicit_set = explicit_set        # (slot, k): core slot has called set_next_task_start in k now
         self.waiting: dict[int, int] = {}       # slot -> barrier it waits at
+        self.fused = sk.options.stream_fusion and not sk.options.debug_sync_all
+        self.deps = stream_dependencies([x.stream for x in sk.subs], sk.events) if self.fused else ()
+        self.event_full = event_barriers(len(sk.subs), sk.events)
 
     def has_set(self, slot: int, k: int) -> bool:
         """Whether core ``slot`` has done the set half of sub-kernel ``k`` (at its end, as a complement, or
@@ -50,37 +60,74 @@ class Barriers:
         return k in self.sets[slot] or self.explicit_set(slot, k)
 
     def complete(self, k: int) -> bool:
-        """Whether every core barrier ``k`` waits for has set."""
+        """Whether every core barrier ``k`` waits for has let it pass (a full barrier: ended sub-kernel
+        ``k - 1``; a split one: done its set half; stream fusion: ended each dependency)."""
+        if self.fused:
+            return all(self.done[i] > d for d in self.deps[k] for i in self.typed(d))
+        if self.is_full(k):
+            return all(self.done[i] >= k for i in range(len(self.cores)))
         return all(self.has_set(i, k - 1) for i in self.group(k))
 
-    @property
-    def full(self) -> bool:
-        """Every barrier is a full one: early start off, or ``debug-sync-all`` (a full-core barrier by the
-        SuperKernel's type after every sub-kernel)."""
-        return self.sk.options.effective_early_start == 0 or self.sk.options.debug_sync_all
+    def behind(self, k: int) -> list[int]:
+        """The cores barrier ``k`` still waits for."""
+        if self.fused:
+            return sorted({i for d in self.deps[k] for i in self.typed(d) if self.done[i] <= d})
+        if self.is_full(k):
+            return [i for i in range(len(self.cores)) if self.done[i] < k]
+        return [i for i in self.group(k) if not self.has_set(i, k - 1)]
+
+    def is_full(self, k: int) -> bool:
+        """Barrier ``k`` is a full one: early start off, ``debug-sync-all`` (a full-core barrier by the
+        SuperKernel's type after every sub-kernel), or a notify/wait event next to it."""
+        o = self.sk.options
+        if o.debug_sync_all:
+            return True
+        return not self.fused and (o.effective_early_start == 0 or k in self.event_full)
+
+    def typed(self, k: int) -> list[int]:
+        """The cores of sub-kernel ``k``'s types (its streams)."""
+        types = core_types(self.sk.subs[k].kernel_type)
+        return [i for i, c in enumerate(self.cores) if c.core_type in types]
 
     def group(self, k: int) -> list[int]:
         """The cores barrier ``k`` waits for: those that set at the end of sub-kernel ``k - 1``."""
-        if self.full:
+        if self.is_full(k):
             return list(range(len(self.cores)))
         cls = type_class(self.sk.subs[k - 1].kernel_type)
         want = {0: (AIC,), 1: (AIV,), 2: (AIC, AIV)}[cls]
         return [i for i, c in enumerate(self.cores) if c.core_type in want]
 
     def waits(self, slot: int, k: int) -> bool:
-        """Whether core ``slot`` waits at barrier ``k`` (§1.5 B's table; always with early start off)."""
-        if self.full:
+        """Whether core ``slot`` waits at barrier ``k`` (§1.5 B's table; always at a full one; under stream
+        fusion the cores of sub-kernel ``k``'s types, when it depends on another)."""
+        if self.fused:
+            return bool(self.deps[k]) and self.cores[slot].core_type in core_types(self.sk.subs[k].kernel_type)
+        if self.is_full(k):
             return True
         p, c = type_class(self.sk.subs[k - 1].kernel_type), type_class(self.sk.subs[k].kernel_type)
         if self.cores[slot].core_type == AIC:
             return not (p == 1 and c == 1)
         return not (p == 0 and c == 0)
 
+    def objects(self, slot: int, k: int, release: bool) -> list[int]:
+        """The race checker's sync objects core ``slot`` releases at the end of sub-kernel ``k``, or
+        acquires at the barrier before it: one for every barrier, or under stream fusion one per sender."""
+        if not self.fused:
+            return [SK_BARRIER_OBJ]
+        if release:
+            return [STREAM_OBJ + k % N_STREAM_OBJ] if slot in self.typed(k) else []
+        return [STREAM_OBJ + d % N_STREAM_OBJ for d in self.deps[k]]
+
     def kind(self, k: int) -> str:
         """The barrier's hardware form, for messages."""
         sk = self.sk
-        if self.full:
-            why = "early-start=0" if sk.options.effective_early_start == 0 else "debug-sync-all=1"
+        if self.fused:
+            subs = sk.subs
+            return "stream-fusion " + ", ".join(f"{stream_name(subs[d].kernel_type, subs[k].kernel_type)} sync on "
+                                                 f"sub-kernel {d} '{subs[d].label}'" for d in self.deps[k])
+        if self.is_full(k):
+            why = ("early-start=0" if sk.options.effective_early_start == 0 else "debug-sync-all=1"
+                   if sk.options.debug_sync_all else "a notify/wait event")
             if sk.kernel_type in MIX_TYPES:
                 return f"SyncAll<false> over every core ({why})"
             if sk.kernel_type == KernelType.MIX_AIC_1_0:
@@ -158,8 +205,8 @@ def _reason(run: "Run", v: scheduler.LaunchView, slot: int) -> str:
 def _behind(run: "Run", v: scheduler.LaunchView, k: int) -> str:
     """``waits for AIV 0-1 to set ...``: the cores whose set half of sub-kernel ``k - 1`` is missing."""
     bars, sk = run.barriers, run.sk
-    behind = [i for i in bars.group(k) if not bars.has_set(i, k - 1)]
-    ended = [i for i in behind if bars.done[i] >= k]
+    behind = bars.behind(k)
+    ended = [i for i in behind if bars.done[i] >= k and not bars.is_full(k) and not bars.fused]
     text = (f"waits for {core_ranges(v.cores, behind)} to let it start (the set half of sub-kernel {k - 1} "
             f"'{sk.subs[k - 1].label}')")
     if ended:

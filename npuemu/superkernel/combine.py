@@ -20,7 +20,7 @@ class Launch:
     """One launch for :func:`combine`: a kernel (``@asc.jit`` function or built :class:`KernelBinary`),
     its block dim and arguments; ``options`` are launch options of a jit kernel (``kernel_type=``,
     ``tiling_key=``, ``check=``, ``platform=``, ...); ``name`` names it in the SuperKernel's options and
-    messages; ``dynamic`` marks a dynamic-shape binary."""
+    messages; ``dynamic`` marks a dynamic-shape binary; ``stream`` is its graph stream (stream fusion)."""
 
     kernel: Any
     block_dim: int
@@ -28,12 +28,14 @@ class Launch:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     name: str = ""
     dynamic: bool = False
+    stream: int = 0
 
 
-def _record(into: list[SubKernel], where: SourceLoc | None = None, name: str = "", dynamic: bool = False) -> Any:
+def _record(into: list[SubKernel], where: SourceLoc | None = None, name: str = "", dynamic: bool = False,
+            stream: int = 0) -> Any:
     def recorder(binary: KernelBinary, block_dim: int, values: Mapping[str, Any], debug: bool) -> None:
         into.append(SubKernel(binary, block_dim, dict(values), name=name, where=where or caller_loc(),
-                              dynamic=dynamic, debug=debug))
+                              dynamic=dynamic, debug=debug, stream=stream))
     return recorder
 
 
@@ -50,9 +52,9 @@ def sub_kernel(launch: Launch | SubKernel | tuple[Any, ...]) -> SubKernel:
     if isinstance(launch.kernel, KernelBinary):
         values = bind_arguments(launch.kernel, launch.block_dim, tuple(launch.args), dict(launch.kwargs))
         return SubKernel(launch.kernel, launch.block_dim, values, name=launch.name, where=where,
-                         dynamic=launch.dynamic)
+                         dynamic=launch.dynamic, stream=launch.stream)
     got: list[SubKernel] = []
-    with recording(_record(got, where, launch.name, launch.dynamic)):
+    with recording(_record(got, where, launch.name, launch.dynamic, launch.stream)):
         launch.kernel[launch.block_dim](*launch.args, **dict(launch.kwargs))
     if len(got) != 1:
         raise SuperKernelError(f"launching {launch.kernel!r} recorded {len(got)} launches; give one kernel")
@@ -60,12 +62,13 @@ def sub_kernel(launch: Launch | SubKernel | tuple[Any, ...]) -> SubKernel:
 
 
 def combine(launches: Sequence[Launch | SubKernel | tuple[Any, ...]], options: Options = None,
-            name: str | None = None) -> SuperKernel:
+            name: str | None = None, events: Sequence[tuple[int | str, int | str]] = ()) -> SuperKernel:
     """Fuse ``launches`` (in order) into one :class:`SuperKernel`; ``options`` in GE string form
-    (``"early-start=0:feed-sync-all=1"``) or as a dict.  Run it with ``sk.run()``."""
+    (``"early-start=0:feed-sync-all=1"``) or as a dict; ``events``: notify/wait events as (sender, receiver)
+    pairs of sub-kernel names or indices.  Run it with ``sk.run()``."""
     opts = as_options(options)
     subs = tuple(sub_kernel(x) for x in launches)
-    return SuperKernel(name or default_name(subs), subs, opts)
+    return SuperKernel(name or default_name(subs), subs, opts, tuple(events))
 
 
 class Scope:
@@ -74,8 +77,13 @@ class Scope:
     def __init__(self, name: str | None, options: SuperKernelOptions):
         self.name = name
         self.options = options
+        self.events: list[tuple[int | str, int | str]] = []
         self.subs: list[SubKernel] = []
         self.superkernel: SuperKernel | None = None
+
+    def event(self, sender: int | str, receiver: int | str) -> None:
+        """Add a notify/wait event from sub-kernel ``sender`` to ``receiver`` (names or indices)."""
+        self.events.append((sender, receiver))
 
 
 @contextlib.contextmanager
@@ -96,7 +104,7 @@ def scope(name: str | None = "", options: Options = None, *, run: bool = True,
         yield s
     if not s.subs:
         return
-    s.superkernel = SuperKernel(name or default_name(s.subs), tuple(s.subs), opts)
+    s.superkernel = SuperKernel(name or default_name(s.subs), tuple(s.subs), opts, tuple(s.events))
     if run:
         s.superkernel.run(timeout=timeout, max_steps=max_steps)
 

@@ -24,7 +24,6 @@ from ..isa import cross_core, dcache
 from ..isa import state as S
 from ..isa.fault import Fault
 from ..isa.hb import H_LOCBASE
-from ..isa.task_sync import SK_BARRIER_OBJ
 from ..isa.state import LOG_WORDS
 from ..language.enums import KernelType
 from ..runtime import scheduler, shadows
@@ -40,6 +39,7 @@ from .barrier import Barriers, explain_deadlock
 from .config import MIX_TYPES, ratio, runs_on_aic, runs_on_aiv
 from .memory import GmLayout
 from .scan import early_start_calls
+from .events import unordered
 from .feed import Workspace, follows, needs_complement
 from .model import SuperKernel
 
@@ -50,6 +50,13 @@ _KEEP = (S.MAX_STEPS, S.POLL, S.STOP, S.STEP_LIMIT)      # the watchdog's words 
 MIX_HINT = ("; sub-kernel {k} '{sub}' is MIX_AIC_1_1 but runs with two AIVs per AIC in this MIX_AIC_1_2 "
             "SuperKernel: an AIC's mode-2 set counts up both AIVs' flags and its counter counts only when both "
             "AIVs have set, so every AIV must take part in the AIC-AIV sync")
+
+
+BARRIER_FLAGS = (11, 12, 13, 14)
+BARRIER_FLAG_HINT = ("; flags 11-14 are also the SuperKernel's inter-kernel barrier flags (SYNC_AIC_FLAG, "
+                     "SYNC_AIV_FLAG, SYNC_AIC_AIV_FLAG, SYNC_AIV_ONLY_ALL): on hardware the count left here lets "
+                     "the next inter-kernel barrier pass before the other cores reach it (a race or a hang); "
+                     "balance every set with a wait inside the sub-kernel, or use a flag below 11")
 
 
 def active(spec: CoreSpec, kernel_type: KernelType, block_dim: int, sk_ratio: int) -> bool:
@@ -139,6 +146,11 @@ class Run:
 
     # ------------------------------------------------------------------ per core
 
+    def _set_locs(self, slot: int) -> np.ndarray:
+        """Core ``slot``'s words of ``1 +`` the location of its last set of each cross-core flag (a view)."""
+        at = cross_core.CORES + slot * cross_core.CORE_WORDS + cross_core.SET_LOC
+        return self.words[at:at + cross_core.N_FLAGS]
+
     def _explicit_set(self, slot: int, k: int) -> bool:
         """Core ``slot`` runs sub-kernel ``k``, whose set_next_task_start takes effect, and has called it."""
         return self.own_set[k] and self.sub_of[slot] == k and self.states[slot][S.SK_SET_N] > 0
@@ -162,10 +174,11 @@ class Run:
             return
         view = self._view_gsh(k) if self.sk.subs[k].binary.check == "full" else self._full_view()
         st = self.states[slot]
-        if release:
-            cross_core.release_all(st, sh, view, np.int64(SK_BARRIER_OBJ), np.int64(-1))
-        else:
-            cross_core.acquire_all(st, sh, view, np.int64(SK_BARRIER_OBJ), np.int64(-1))
+        for obj in self.barriers.objects(slot, k, release):
+            if release:
+                cross_core.release_all(st, sh, view, np.int64(obj), np.int64(-1))
+            else:
+                cross_core.acquire_all(st, sh, view, np.int64(obj), np.int64(-1))
 
     def _full_view(self) -> tuple[np.ndarray, ...]:
         for k, s in enumerate(self.sk.subs):
@@ -318,8 +331,8 @@ class Run:
         opts = sk.options
         for k, sub in enumerate(sk.subs):
             on = active(spec, sub.kernel_type, sub.block_dim, self.ratio)
-            # a sub-kernel that waits for itself does so at its call (unless debug-sync-all puts a full barrier)
-            if k and (not (on and self.own_wait[k]) or self.barriers.full):
+            # a sub-kernel that waits for itself does so at its call (unless a full barrier comes first)
+            if k and (not (on and self.own_wait[k]) or self.barriers.is_full(k)):
                 if self.barriers.waits(slot, k):
                     yield from self.barriers.wait(slot, k)
                     self._edge(slot, k, release=False)
@@ -334,9 +347,14 @@ class Run:
                 st = args[0]
                 if self._named(k, opts.dcci_before_kernel_start) or sub.dynamic:
                     self._dcci_all(slot, k, st)
+                set_locs = self._set_locs(slot)
+                before = set_locs.copy()
                 result = self.fns[k](*args)
                 if sub.binary.facts.blocking:
                     yield from self._resume(slot, k, st, result)
+                # the cross-core sets' source locations are the sub-kernel's own: make them SuperKernel-wide
+                fresh = set_locs != before
+                set_locs[fresh] += self.loc_base[k]
                 self._publish(slot, k, st, True)
                 self._check_early_start(slot, k, st)
                 self._end_global_tensors(slot, k, st)
@@ -346,7 +364,8 @@ class Run:
             elif opts.debug_dcci_all:
                 self._dcci_all(slot, k, self._enter(slot, k)[0])
             sets = not (on and self.own_set[k])
-            if sets:
+            # a full barrier next waits for the sub-kernel's end, even on a core whose set came earlier
+            if sets or (k + 1 < len(sk.subs) and self.barriers.is_full(k + 1)):
                 self._edge(slot, k, release=True)
             self.barriers.ended(slot, k, sets=sets or self.states[slot][S.SK_SET_N] > 0)
         # the SuperKernel is a normal kernel: its entry ends with the whole-DCache flush
@@ -380,12 +399,27 @@ class Run:
                 err = type(err)(err.detail + MIX_HINT.format(k=k, sub=sub.label), kernel=err.kernel,
                                 core=err.core, loc=err.loc, rule="MIX 1:1 in a 1:2 SuperKernel", pipe=err.pipe,
                                 buffer=err.buffer)
+            if isinstance(err, errors.RaceError) and self.barriers.fused:
+                err = self._stream_hint(err, k)
             err.sub_kernel = sub.label          # type: ignore[attr-defined]
             raise err from None
         if isinstance(exc, errors.NpuemuError):
             raise exc
         raise errors.KernelFault(f"{type(exc).__name__}: {exc}", kernel=self.sk.label(k),
                                  core=self.cores[slot].label, rule="runtime error") from exc
+
+    def _stream_hint(self, err: errors.KernelFault, k: int) -> errors.KernelFault:
+        """A race in sub-kernel ``k`` under stream fusion: name the earlier sub-kernels nothing orders."""
+        subs = self.sk.subs
+        free = unordered(k, self.barriers.deps, [s.kernel_type for s in subs])
+        if not free:
+            return err
+        names = ", ".join(f"{j} '{subs[j].label}' (stream {subs[j].stream})" for j in free)
+        hint = (f"; stream-fusion=1: nothing orders sub-kernel {k} '{subs[k].label}' (stream {subs[k].stream}) "
+                f"after sub-kernel {names}: sub-kernels of different graph streams with no event between them run "
+                f"unordered, on one core too; put them on one stream or add an event")
+        return type(err)(err.detail + hint, kernel=err.kernel, core=err.core, loc=err.loc,
+                         rule="stream fusion: unordered sub-kernels", pipe=err.pipe, buffer=err.buffer)
 
     def _sub_of_loc(self, loc: Any) -> int:
         """The sub-kernel a source location of the SuperKernel's table belongs to (0 if none)."""
@@ -420,7 +454,12 @@ class Run:
                     if mixed and sk.kernel_type == KernelType.MIX_AIC_1_2:
                         detail += MIX_HINT.format(k=mixed[0], sub=sk.subs[mixed[0]].label)
                         rule = "MIX 1:1 in a 1:2 SuperKernel"
-                    k = self._sub_of_loc(err.loc)
+                    elif getattr(err, "flag", -1) in BARRIER_FLAGS and len(sk.subs) > 1:
+                        detail += BARRIER_FLAG_HINT
+                        rule = "SuperKernel barrier flag left counting"
+                    loc_id = getattr(err, "loc_id", -1)
+                    k = (max(j for j, base in enumerate(self.loc_base) if base <= loc_id)
+                         if loc_id >= self.loc_base[0] else self._sub_of_loc(err.loc))
                     out = errors.SyncError(detail, kernel=sk.label(k), core=err.core, loc=err.loc, rule=rule)
                     out.sub_kernel = sk.subs[k].label        # type: ignore[attr-defined]
                     raise out

@@ -9,6 +9,7 @@ from ..binary.kernel_binary import KernelBinary
 from ..errors import SourceLoc, SuperKernelError
 from ..language.enums import KernelType
 from .config import launch_config
+from .events import Event, resolve_events
 from .options import SuperKernelOptions
 from .scan import early_start_calls
 
@@ -18,7 +19,8 @@ class SubKernel:
 
     ``name`` is what the options' kernel lists (``dcci-*``) and error messages call it (default: the
     binary's kernel name); ``where`` the user's line that added it; ``dynamic``: a dynamic-shape binary
-    (always cleaned before and after, never early-started, spec §1.8).
+    (always cleaned before and after, never early-started, spec §1.8); ``stream``: its graph stream
+    (what ``stream-fusion`` orders by).
     """
 
     binary: KernelBinary
@@ -28,6 +30,7 @@ class SubKernel:
     where: SourceLoc | None = None
     dynamic: bool = False
     debug: bool = False
+    stream: int = 0
 
     @property
     def kernel_type(self) -> KernelType:
@@ -40,11 +43,13 @@ class SubKernel:
 
 @dataclass(frozen=True)
 class SuperKernel:
-    """Sub-kernels fused into one launch: ``kernel_type`` and ``block_dim`` follow spec §1.3."""
+    """Sub-kernels fused into one launch: ``kernel_type`` and ``block_dim`` follow spec §1.3; ``events``:
+    notify/wait events as (sender, receiver) pairs of sub-kernel names or indices (held as indices)."""
 
     name: str
     subs: tuple[SubKernel, ...]
     options: SuperKernelOptions
+    events: tuple[Event, ...] = ()
     kernel_type: KernelType = field(init=False)
     block_dim: int = field(init=False)
 
@@ -57,6 +62,7 @@ class SuperKernel:
                                    f"({', '.join(sorted(platforms))}); build them all for one")
         kt, bd = launch_config([(s.kernel_type, s.block_dim) for s in self.subs], self.options.debug_aic_num,
                                self.options.debug_aiv_num)
+        object.__setattr__(self, "events", resolve_events(self.name, [s.label for s in self.subs], self.events))
         object.__setattr__(self, "kernel_type", kt)
         object.__setattr__(self, "block_dim", bd)
         if self.options.early_start == 0:
