@@ -183,3 +183,32 @@ def relay_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, shift: int):
     asc.set_flag(asc.HardEvent.MTE2_MTE3, 0)
     asc.wait_flag(asc.HardEvent.MTE2_MTE3, 0)
     asc.data_copy(yg, t, 8)
+
+
+@asc.jit(kernel_type=asc.KernelType.MIX_AIV_1_0)
+def two_tensor_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, out: asc.GlobalAddress, value: int,
+                      clean: int):
+    """Core 0 writes ``x[0]`` and then ``w[0]`` with set_value (two GlobalTensors; ``clean``: it cleans x's
+    line itself); after ``sync_all`` core 1 copies ``x[0:8]`` to ``out`` by DMA."""
+    xg = asc.GlobalTensor()
+    wg = asc.GlobalTensor()
+    og = asc.GlobalTensor()
+    xg.set_global_buffer(x)
+    wg.set_global_buffer(w)
+    og.set_global_buffer(out)
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf, 32)
+    t = buf.get(asc.int32)
+    i = asc.get_block_idx()
+    if i == 0:
+        xg.set_value(0, value)
+        wg.set_value(0, value + 1)
+        if clean:
+            asc.data_cache_clean_and_invalid(asc.CacheLine.SINGLE_CACHE_LINE, xg, asc.DcciDst.CACHELINE_OUT)
+    asc.sync_all()
+    if i == 1:
+        asc.data_copy(t, xg, 8)
+        asc.set_flag(asc.HardEvent.MTE2_MTE3, 0)
+        asc.wait_flag(asc.HardEvent.MTE2_MTE3, 0)
+        asc.data_copy(og, t, 8)

@@ -72,6 +72,9 @@ class GlobalTensorT(KType):
     # the kernel parameter's GM region id when known at compile time, for automatic synchronisation;
     # not part of the type's identity
     origin: int | None = field(default=None, compare=False)
+    # which GlobalTensor object this is (1, 2, ... in the order the kernel creates them; 0: one the library
+    # made), for set_value's deferred DCache clean in a SuperKernel; not part of the type's identity
+    ident: int = field(default=0, compare=False)
     fields = ("rid", "off", "size")
 
     def describe(self) -> str:

@@ -264,15 +264,17 @@ def store_hit(st, dcw, rid, at, geo):
 
 # In a SuperKernel's sub-kernel CANN compiles get_value / set_value with single-line cleans (st[SK_FLAGS]
 # & SK_GETSET_DCCI, docs/superkernel.md): get_value cleans and invalidates its line before it reads;
-# set_value cleans the line it wrote last when it writes another one (the last one is cleaned when the
-# GlobalTensor dies, which the SuperKernel runner does as the sub-kernel returns).
+# set_value cleans the line the same GlobalTensor wrote last when it writes another one (the last one is
+# cleaned when the GlobalTensor dies, which the SuperKernel runner does as the sub-kernel returns).
 
 
 @njit(cache=True)
 def _pending_line(st, rid, at, geo):
-    """set_value in a SuperKernel: the line to clean now (region id + 1, byte; 0: none), and remember ``at``."""
-    prid, pat = st[S.SK_PEND_RID], st[S.SK_PEND_AT]
-    st[S.SK_PEND_RID], st[S.SK_PEND_AT] = rid + 1, at
+    """set_value in a SuperKernel: the line to clean now (region id + 1, byte; 0: none), and remember ``at``
+    (per GlobalTensor: st[SK_GT] is the pending slot of the one written through)."""
+    p = S.SK_PEND + 2 * st[S.SK_GT]
+    prid, pat = st[p], st[p + 1]
+    st[p], st[p + 1] = rid + 1, at
     if prid and (prid != rid + 1 or (pat >> (geo >> 24)) != (at >> (geo >> 24))):
         return prid, pat
     return 0, 0

@@ -246,20 +246,23 @@ STATE_SIZE += 3
 # SuperKernel's block num (what the raw builtin get_block_num would return; 0 outside a SuperKernel)
 SK_FLAGS = STATE_SIZE
 SK_BLOCK_NUM = SK_FLAGS + 1
-SK_PEND_RID = SK_FLAGS + 2     # set_value's deferred line clean: region id + 1 (0: none) and a byte of the line
-SK_PEND_AT = SK_FLAGS + 3
+SK_GT = SK_FLAGS + 2           # the pending slot of the GlobalTensor the current set_value writes through
 # early start (npuemu/isa/task_sync.py): set_next_task_start / wait_pre_task_end calls on this core in the
 # sub-kernel and the location id + 1 of the first; SK_WAIT_OPEN: the runner says the previous sub-kernel
 # has let this one start; SK_WAIT_ASKED: the core waits in wait_pre_task_end now
-SK_SET_N = SK_FLAGS + 4
-SK_SET_LOC = SK_FLAGS + 5
-SK_WAIT_N = SK_FLAGS + 6
-SK_WAIT_LOC = SK_FLAGS + 7
-SK_WAIT_OPEN = SK_FLAGS + 8
-SK_WAIT_ASKED = SK_FLAGS + 9
-SK_SYNC_IDX = SK_FLAGS + 10    # hard sync_all calls this core has arrived at in the sub-kernel (feed-sync-all)
-SK_SYNC_TYPE = SK_FLAGS + 11   # 1: the last was sync_all() (AIV only), 0: the mix form
-STATE_SIZE += 12
+SK_SET_N = SK_FLAGS + 3
+SK_SET_LOC = SK_FLAGS + 4
+SK_WAIT_N = SK_FLAGS + 5
+SK_WAIT_LOC = SK_FLAGS + 6
+SK_WAIT_OPEN = SK_FLAGS + 7
+SK_WAIT_ASKED = SK_FLAGS + 8
+SK_SYNC_IDX = SK_FLAGS + 9     # hard sync_all calls this core has arrived at in the sub-kernel (feed-sync-all)
+SK_SYNC_TYPE = SK_FLAGS + 10   # 1: the last was sync_all() (AIV only), 0: the mix form
+# set_value's deferred line clean, per GlobalTensor (its slot: the tensor's identity modulo N_PEND): region id
+# + 1 (0: none) and a byte of the line it wrote last
+N_PEND = 16
+SK_PEND = SK_FLAGS + 11
+STATE_SIZE += 11 + 2 * N_PEND
 SK_SUB = 1
 SK_GETSET_DCCI = 2
 SK_EARLY_SET = 4       # set_next_task_start takes effect in this sub-kernel

@@ -224,17 +224,18 @@ class Run:
                     or self._named(k, o.dcci_after_kernel_end) or self._named(k, o.dcci_disable_on_kernel))
 
     def _end_global_tensors(self, slot: int, k: int, st: np.ndarray) -> None:
-        """The sub-kernel returned, its GlobalTensors die: set_value's deferred line is cleaned."""
-        prid, at = int(st[S.SK_PEND_RID]), int(st[S.SK_PEND_AT])
-        if not prid:
-            return
-        st[S.SK_PEND_RID] = 0
+        """The sub-kernel returned, its GlobalTensors die: each one's deferred set_value line is cleaned."""
         gm = self.gm.gm(k)
-        if self.sk.subs[k].binary.check == "full":
-            dcache.clean_invalidate_line_full(st, self.sh[slot], self._gsh(k), gm, self.dc, prid - 1, at, self.geo,
-                                              np.int64(-1))
-        else:
-            dcache.clean_invalidate_line(st, gm, self.dc, prid - 1, at, self.geo, np.int64(-1))
+        for p in range(S.SK_PEND, S.SK_PEND + 2 * S.N_PEND, 2):
+            prid, at = int(st[p]), int(st[p + 1])
+            if not prid:
+                continue
+            st[p] = 0
+            if self.sk.subs[k].binary.check == "full":
+                dcache.clean_invalidate_line_full(st, self.sh[slot], self._gsh(k), gm, self.dc, prid - 1, at,
+                                                  self.geo, np.int64(-1))
+            else:
+                dcache.clean_invalidate_line(st, gm, self.dc, prid - 1, at, self.geo, np.int64(-1))
 
     def _dcci_all(self, slot: int, k: int, st: np.ndarray) -> None:
         """A whole-DCache clean and invalidate on core ``slot`` (dcci options, dynamic shapes)."""

@@ -8,6 +8,8 @@ the other source of LocalTensors, are in :mod:`.tpipe`.
 from __future__ import annotations
 
 import ast
+import itertools
+import weakref
 
 from ...errors import UnsupportedSyntaxError
 from ...isa import hb
@@ -48,12 +50,16 @@ method(GlobalAddressT, "__add__", "__radd__", "__sub__")(_offset_address)
 
 # ---------------------------------------------------------------------------- GlobalTensor
 
+# the GlobalTensor objects each lowering has made, numbered from 1
+_MADE: weakref.WeakKeyDictionary[LoweringContext, itertools.count] = weakref.WeakKeyDictionary()
+
 
 @rule(lang.GlobalTensor)
 def _global_tensor(lw: LoweringContext, call: Call) -> Value:
     if call.args or call.kwargs:
         lw.type_error("GlobalTensor() takes no arguments; bind it with set_global_buffer", call.node)
-    return Value(GlobalTensorT(None), code=("0", "0", "-1"))
+    made = _MADE.setdefault(lw, itertools.count(1))
+    return Value(GlobalTensorT(None, ident=next(made)), code=("0", "0", "-1"))
 
 
 @method(GlobalTensorT, "set_global_buffer")
@@ -68,7 +74,8 @@ def _set_global_buffer(lw: LoweringContext, call: Call) -> None:
     old = call.recv.type
     if old.dtype is not None and old.origin != origin:
         origin = None               # bound before to another region: either may be what later code sees
-    new = Value(GlobalTensorT(buf.type.dtype, origin=origin), code=(buf.code[0], buf.code[1], size_code))
+    new = Value(GlobalTensorT(buf.type.dtype, origin=origin, ident=old.ident),
+                code=(buf.code[0], buf.code[1], size_code))
     update_receiver(lw, call, new)
 
 
@@ -171,6 +178,7 @@ def _gm_set_value(lw: LoweringContext, call: Call) -> None:
     a = call.bind_to(lw, lang.GlobalTensor.set_value)
     idx = lw.int_expr(a["index"], call.node, "an element index")
     val = to_storage(g.type.dtype, a["value"], lw, call.node)
+    lw.emit(f"_st[{S.SK_GT}] = {g.type.ident % S.N_PEND}")       # whose deferred line (in a SuperKernel)
     scalar_gm_store(lw, g, idx, val, STORAGE_SUFFIX[g.type.dtype], call.node)      # through the DCache
 
 
