@@ -67,6 +67,32 @@ def overlap_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, role: int, work: 
             asc.duplicate(f, 7, 1024)
 
 
+@asc.jit(kernel_type=asc.KernelType.MIX_AIV_1_0)
+def sync_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, heavy: int, work: int):
+    """Block ``heavy`` runs ``work`` vector fills, then every core ``sync_all`` and copies ``x[8i:8i+8]`` to
+    ``y`` by DMA."""
+    i = asc.get_block_idx()
+    xg = asc.GlobalTensor()
+    yg = asc.GlobalTensor()
+    xg.set_global_buffer(x + i * 8, 8)
+    yg.set_global_buffer(y + i * 8, 8)
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf, 32)
+    fill = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(fill, 4096)
+    t = buf.get(asc.int32)
+    f = fill.get(asc.int32)
+    if i == heavy:
+        for _ in range(work):
+            asc.duplicate(f, 7, 1024)
+    asc.sync_all()
+    asc.data_copy(t, xg, 8)
+    asc.set_flag(asc.HardEvent.MTE2_MTE3, 0)
+    asc.wait_flag(asc.HardEvent.MTE2_MTE3, 0)
+    asc.data_copy(yg, t, 8)
+
+
 P = {"profile": True}
 WORK = 64           # vector fills after a's set_next_task_start: a's tail, longer than b's copy
 
@@ -182,3 +208,20 @@ def test_the_run_with_full_barriers_leaves_gm_as_it_was():
     np.testing.assert_array_equal(y, x)
     # AIV sub-kernels without early-start calls: the split barriers wait as full ones do
     assert p.no_early_start is not None and p.overlap_cycles == pytest.approx(0.0)
+
+
+def test_sync_all_times_hold_across_sub_kernels_and_complements():
+    x, y, z = _data()
+    # a: sync_all on 2 of 4 blocks (the idle cores complement it); b: block 3 is slow before its sync_all
+    alone = sync_kernel[4](y, z, 3, WORK, profile=True)
+    s = sk.combine([sk.Launch(sync_kernel, 2, (x, y, 9, 0), P, name="a"),
+                    sk.Launch(sync_kernel, 4, (y, z, 3, WORK), P, name="b")], "feed-sync-all=1:early-start=0")
+    r = s.run(profile=True)
+    p = r.profile
+    np.testing.assert_array_equal(z[:16], x[:16])
+    assert r.complements == [0, 0, 1, 1]
+    # every core of b leaves its sync_all after block 3 arrives: each ends b no sooner than b alone takes
+    start = min(a for a, _ in p.spans[1].values())
+    for core, (_, end) in p.spans[1].items():
+        assert end - start == pytest.approx(alone.kernel_cycles, rel=0.02), core
+    assert p.sub_kernel_cycles(1) == pytest.approx(alone.kernel_cycles, rel=0.02)

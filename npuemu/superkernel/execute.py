@@ -287,8 +287,12 @@ class Run:
             if idx > local:
                 aiv_only = typ == 1
                 if not (aiv_only and spec.core_type != AIV):        # an AIV-only barrier involves no AIC
+                    if self.clocks is not None:
+                        self.clocks.arrive(st)
                     while not cross_core.try_sync_all(st, self.sysmem, aiv_only, np.int64(k)):
                         yield k + 1
+                    if self.clocks is not None:
+                        self.clocks.depart(slot, st, aiv_only)
                     self.complements[slot] += 1
                 local += 1
                 self.words[cross_core.PROGRESS] += 1

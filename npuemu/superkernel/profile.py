@@ -27,7 +27,8 @@ before the slowest core of the previous one has ended.  The result is a
 launch (task time = one launch overhead + the slowest core's end), with
 each sub-kernel's span per core.  The HBM bandwidth is shared by the cores
 running the sub-kernel (as by its own launch), not by every core of the
-SuperKernel.  Feed-sync-all's complement barriers move no time.
+SuperKernel.  An idle core's feed-sync-all complement ``sync_all`` arrives
+and departs at its clock, as the sub-kernel's own do.
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ import numpy as np
 
 from ..cost.model import Profile
 from ..errors import CostError
+from ..isa import cost as isa_cost
 from ..isa import state as S
 from ..runtime.cores import recycle_core_states
 from ..runtime.launch import LaunchTimes
@@ -119,6 +121,16 @@ class Clocks:
         """Barrier ``k`` has completed while core ``slot`` runs sub-kernel ``k`` up to its wait_pre_task_end:
         the wait passes at the release time."""
         st[S.COST_SK_OPEN] = self.release(k)
+
+    def arrive(self, st: np.ndarray) -> None:
+        """An idle core arrives at a feed-sync-all complement ``sync_all`` (its state ``st`` holds its clock)."""
+        isa_cost.sync_arrive(st, self.run.sysmem, 0.0, -1)
+
+    def depart(self, slot: int, st: np.ndarray, aiv_only: bool) -> None:
+        """... and leaves it with the last core's arrival: its clock moves on."""
+        isa_cost.sync_depart(st, self.run.sysmem, aiv_only, -1)
+        self.words[slot][:] = st[_CARRY]
+        self.words[slot][_SK_SET] = self.words[slot][_SK_OPEN] = 0
 
     # ------------------------------------------------------------------ a sub-kernel on a core
 
