@@ -8,6 +8,7 @@ import pytest
 
 import npuemu.asc as asc
 from npuemu import superkernel as sk
+from npuemu.cost import record_profiles
 from npuemu.errors import CostError
 from npuemu.superkernel import cost
 from npuemu.superkernel.profile import SuperKernelProfile
@@ -151,8 +152,11 @@ def test_early_start_overlaps_the_next_sub_kernel_with_the_previous_ones_tail():
     x, y, z = _data()
     separate = [overlap_kernel[4](x, y, 1, WORK, profile=True), overlap_kernel[4](y, z, 2, 0, profile=True)]
     y[:], z[:] = 0, 0
-    p = cost.profile(_pair(x, y, z, "early-start=1"))
-    np.testing.assert_array_equal(z, x)            # the run with full barriers left no trace in GM
+    with record_profiles() as seen:
+        p = cost.profile(_pair(x, y, z, "early-start=1"))
+    np.testing.assert_array_equal(z, x)
+    # the SuperKernel's launch is recorded as any profiled launch (once: not its run with full barriers)
+    assert [q.kernel for q in seen] == [p.kernel] and seen[0].kernel_cycles == p.kernel_cycles
     base = p.no_early_start
     assert base is not None and base.full_barriers and not p.full_barriers
     # without early start b starts after a's tail; with it b's copy runs during the tail (a sets before it)

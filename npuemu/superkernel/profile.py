@@ -41,7 +41,7 @@ from ..errors import CostError
 from ..isa import cost as isa_cost
 from ..isa import state as S
 from ..runtime.cores import recycle_core_states
-from ..runtime.launch import LaunchTimes
+from ..runtime.launch import TIMES_LISTENERS, LaunchTimes
 
 if TYPE_CHECKING:
     from .execute import Run
@@ -164,13 +164,18 @@ class Clocks:
 
     # ------------------------------------------------------------------ the result
 
-    def profile(self) -> "SuperKernelProfile":
+    def profile(self, publish: bool = True) -> "SuperKernelProfile":
+        """The run's profile; ``publish``: hand its clocks to the launch's ``TIMES_LISTENERS`` as any profiled
+        launch does (``npuemu.cost.record_profiles``, ``npuemu profile``)."""
         run = self.run
         p = run.platform
         trace = tuple(np.concatenate(t) if t else np.zeros((0, S.TRACE_WORDS), np.int64) for t in self.trace)
         times = LaunchTimes(run.sk.name, p, tuple(c.label for c in run.cores), tuple(c.core_type for c in run.cores),
                             np.stack(self.words), len(run.cores), (max(1, p.aiv_count), max(1, p.aic_count)),
                             trace, tuple(self.charged), tuple(run.all_locs))
+        if publish:
+            for listener in list(TIMES_LISTENERS):
+                listener(times)
         tick = float(S.COST_TICK)
         spans = tuple({run.cores[i].label: (a / tick, b / tick) for i, (a, b) in sorted(d.items())}
                       for d in self.spans)
