@@ -118,8 +118,8 @@ class Clocks:
         np.maximum(w[_PIPES], t, out=w[_PIPES])
 
     def opened(self, st: np.ndarray, k: int) -> None:
-        """Barrier ``k`` has completed while core ``slot`` runs sub-kernel ``k`` up to its wait_pre_task_end:
-        the wait passes at the release time."""
+        """Barrier ``k`` has completed for a core (state ``st``) that runs sub-kernel ``k`` up to its
+        wait_pre_task_end: the wait passes at the release time."""
         st[S.COST_SK_OPEN] = self.release(k)
 
     def arrive(self, st: np.ndarray) -> None:
