@@ -139,7 +139,8 @@ def test_fused_saves_one_launch_overhead_per_launch_and_clocks_run_on(tmp_path):
     assert c.fused_us + c.overhead_saved_us + c.overlap_us == pytest.approx(c.separate_us)
     # the estimate from the separate profiles alone agrees when every barrier is a full one
     assert cost.compare(separate).fused_us == pytest.approx(c.fused_us, rel=0.01)
-    trace = json.loads(open(p.write_trace(tmp_path / "sk.json")).read())
+    with open(p.write_trace(tmp_path / "sk.json")) as f:
+        trace = json.load(f)
     assert trace["traceEvents"]
 
 
@@ -187,7 +188,7 @@ def test_without_early_start_there_is_no_overlap(options):
     p = cost.profile(_pair(x, y, z, options))
     np.testing.assert_array_equal(z, x)
     assert p.overlap_cycles == pytest.approx(0.0)
-    for core, (start, _) in p.spans[1].items():
+    for start, _ in p.spans[1].values():
         assert start >= max(end for _, end in p.spans[0].values())
 
 

@@ -32,7 +32,7 @@ and departs at its clock, as the sub-kernel's own do.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
