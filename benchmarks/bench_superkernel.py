@@ -5,7 +5,9 @@ npuemu's combiner reuses the sub-kernels' compiled per-core functions
 SuperKernel (recording the launches, the launch configuration, the GM
 views) plus whatever the first SuperKernel run compiles that the separate
 launches did not.  Measured in a fresh process on an empty kernel cache for
-the RMSNorm -> MatMul -> GELU chain.
+the RMSNorm -> MatMul -> GELU chain.  ``SuperKernelCost`` tracks the cost
+model's predicted device time of the same chain fused against launched one
+by one.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from typing import Any
 
 _SCRIPT = """
 import json, time, numpy as np
@@ -81,6 +84,54 @@ class SuperKernelBuild:
     track_sub_kernel_compile_s.unit = "s"  # type: ignore[attr-defined]
 
 
+def predicted() -> Any:
+    """The cost model's figures for the chain: separate launches against the SuperKernel (early-start=1,
+    feed-sync-all=1) run profiled, with its run with full barriers (npuemu.superkernel.cost)."""
+    import numpy as np
+    from npuemu import superkernel
+    from npuemu.cost import record_profiles
+    from npuemu.kernels import gelu, matmul, rmsnorm
+    from npuemu.superkernel import cost
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((32, 64)).astype(np.float32)
+    g = rng.uniform(0.5, 1.5, 64).astype(np.float32)
+    w = rng.standard_normal((64, 48)).astype(np.float32)
+    y, z, o = np.empty((32, 64), np.float32), np.empty((32, 48), np.float32), np.empty((32, 48), np.float32)
+
+    def chain() -> None:
+        rmsnorm.rmsnorm(x, g, out=y, profile=True)
+        matmul.matmul(y, w, out=z, profile=True)
+        gelu.gelu(z, out=o, profile=True)
+
+    with record_profiles() as separate:
+        chain()
+    with superkernel.scope("chain", "early-start=1:feed-sync-all=1", run=False) as s:
+        chain()
+    assert s.superkernel is not None
+    return cost.compare(separate, fused=cost.profile(s.superkernel))
+
+
+class SuperKernelCost:
+    """The cost model's predicted device time of the chain fused, against the three separate launches (a
+    model prediction: it changes only when a kernel, the combiner or the model does)."""
+
+    timeout = 1800
+    number = 1
+    repeat = 1
+
+    def setup(self) -> None:
+        self._c = predicted()
+
+    def track_predicted_fused_over_separate(self) -> float:
+        """Predicted SuperKernel time / the separate launches' (launch overheads included)."""
+        return self._c.ratio
+
+    def track_predicted_overlap_over_fused(self) -> float:
+        """What early start gains over full barriers, as a fraction of the SuperKernel's time."""
+        return (self._c.overlap_us or 0.0) / self._c.fused_us
+
+
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:
         print(json.dumps(measure(os.path.join(tmp, "cold")), indent=1))
+    print(predicted().report())

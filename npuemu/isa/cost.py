@@ -17,7 +17,10 @@ times in ticks of ``1 / COST_TICK`` cycle):
   before the barrier's wait, ``sync_depart`` after it);
 * ``TQue.enque``/``free_tensor`` record when the producer (consumer) pipe is
   done with the block; ``deque``/``alloc_tensor`` hold the consumer (producer)
-  pipe until then.
+  pipe until then;
+* in a SuperKernel's sub-kernel, ``set_next_task_start`` records when its pipe
+  is done (``sk_set``) and ``wait_pre_task_end`` holds every pipe until the
+  time the runner hands over (``sk_wait``; npuemu/superkernel/profile.py).
 
 The first ``TRACE_EVENTS`` instructions of each core are also recorded
 (pipe, start, end, source line) for the pipeline trace.  The words live past
@@ -245,6 +248,30 @@ def cross_wait(st, sysmem, flag, issue, loc):
     tw = X.times_at(w, st[S.CORE_SLOT], flag)
     t = max(_issue(st, issue), w[tw + X.T_RING + w[tw + X.T_TAKEN] % X.RING])
     w[tw + X.T_TAKEN] += 1
+    for p in range(S.N_COST_PIPES):
+        st[S.COST_READY + p] = max(st[S.COST_READY + p], t)
+    st[S.COST_ISSUE] = t
+
+
+@instruction
+def sk_set(st, aiv_pipe, aic_pipe, issue, loc):
+    """``set_next_task_start`` where it takes effect (a SuperKernel's sub-kernel): the set happens once the
+    core's pipe (``aiv_pipe`` / ``aic_pipe``, PipeIDs) has finished what was issued before it; the runner
+    reads the time from ``COST_SK_SET`` for the next sub-kernel's cores."""
+    if st.shape[0] < S.PROFILE_STATE_SIZE or not st[S.SK_FLAGS] & S.SK_EARLY_SET:
+        return
+    pipe_id = aiv_pipe if st[S.CORE_TYPE] == 0 else aic_pipe
+    pipe = X.HB_PIPE[pipe_id] if 0 <= pipe_id < X.HB_PIPE.shape[0] else -1
+    st[S.COST_SK_SET] = _done(st, pipe, issue) if pipe >= 0 else _issue(st, issue)
+
+
+@instruction
+def sk_wait(st, issue, loc):
+    """After ``wait_pre_task_end`` passed where it takes effect: nothing of the core starts before the last
+    set of the previous sub-kernel's cores (``COST_SK_OPEN``, written by the runner as it lets it pass)."""
+    if st.shape[0] < S.PROFILE_STATE_SIZE or not st[S.SK_FLAGS] & S.SK_EARLY_WAIT:
+        return
+    t = max(_issue(st, issue), st[S.COST_SK_OPEN])
     for p in range(S.N_COST_PIPES):
         st[S.COST_READY + p] = max(st[S.COST_READY + p], t)
     st[S.COST_ISSUE] = t

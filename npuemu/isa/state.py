@@ -276,7 +276,8 @@ SK_EARLY_WAIT = 8      # wait_pre_task_end takes effect
 # pipe (isa.hb order S, V, M, MTE1, MTE2, MTE3, FIX) the time its last instruction ends, its busy time and
 # its instruction count; the GM bytes the core's DMA moved; the launch's active cores (set by the launch:
 # they share the HBM); the time the core's GM bytes need of its share of the HBM bandwidth (whichever pipe
-# moved them); the hard sync_all barriers the core has passed; the time each (HardEvent, event id) flag was set and each (queue, block) was last enqueued
+# moved them); the hard sync_all barriers the core has passed; in a SuperKernel's sub-kernel, the time its
+# set_next_task_start set and the time its wait_pre_task_end may pass (written by the runner); the time each (HardEvent, event id) flag was set and each (queue, block) was last enqueued
 # or freed; then the trace: the number of instructions charged and, for the first TRACE_EVENTS of them,
 # TRACE_WORDS words each (pipe, start, end, source-location id).
 COST_TICK = 256
@@ -289,7 +290,9 @@ COST_GM_BYTES = COST_COUNT + N_COST_PIPES
 COST_CORES = COST_GM_BYTES + 1
 COST_HBM = COST_CORES + 1
 COST_SYNC_ROUND = COST_HBM + 1
-COST_EVENT = COST_SYNC_ROUND + 1
+COST_SK_SET = COST_SYNC_ROUND + 1      # a SuperKernel sub-kernel: when its set_next_task_start set
+COST_SK_OPEN = COST_SK_SET + 1         # ... and when the previous sub-kernel let its wait_pre_task_end pass
+COST_EVENT = COST_SK_OPEN + 1
 COST_QUEUE = COST_EVENT + N_EVENTS * N_EVENT_IDS
 COST_END = COST_QUEUE + MAX_QUEUES * MAX_QUEUE_BLOCKS
 TRACE_N = COST_END

@@ -4,7 +4,9 @@
 :class:`SuperKernel`; its kernel type and block dim follow CANN's rules,
 its sub-kernels run in order on its cores, each below its own block dim,
 with CANN's inter-kernel barriers between them, and broken rules are
-reported naming the sub-kernel, the core, the line and the rule.
+reported naming the sub-kernel, the core, the line and the rule.  With
+profiled sub-kernels a run's ``profile`` is the cost model's estimate of
+the one launch; :mod:`.cost` holds it against separate launches.
 """
 from __future__ import annotations
 

@@ -80,6 +80,7 @@ class Scope:
         self.events: list[tuple[int | str, int | str]] = []
         self.subs: list[SubKernel] = []
         self.superkernel: SuperKernel | None = None
+        self.profile: Any = None      # the run's SuperKernelProfile (profile=True, or every launch profiled)
 
     def event(self, sender: int | str, receiver: int | str) -> None:
         """Add a notify/wait event from sub-kernel ``sender`` to ``receiver`` (names or indices)."""
@@ -88,12 +89,14 @@ class Scope:
 
 @contextlib.contextmanager
 def scope(name: str | None = "", options: Options = None, *, run: bool = True,
-          timeout: float | None = None, max_steps: int | None = None) -> Iterator[Scope]:
+          timeout: float | None = None, max_steps: int | None = None, profile: bool = False) -> Iterator[Scope]:
     """Record every launch in the block (``kernel[n](...)``, the bundled kernels' functions, op-layer
     calls) and, when the block ends, run them as one SuperKernel, as torchair's ``super_kernel_scope``.
 
     Outputs of the recorded launches are written when the block ends (``run=False``: not at all; run
-    ``s.superkernel.run()`` yourself).  ``name=None`` fuses nothing: launches run one by one.
+    ``s.superkernel.run()`` yourself).  ``name=None`` fuses nothing: launches run one by one.  When every
+    launch is made with ``profile=True``, ``s.profile`` is the SuperKernel's cost-model profile
+    (``profile=True`` requires that, as :meth:`SuperKernel.run`).
     """
     opts = as_options(options)
     s = Scope(name, opts)
@@ -106,7 +109,7 @@ def scope(name: str | None = "", options: Options = None, *, run: bool = True,
         return
     s.superkernel = SuperKernel(name or default_name(s.subs), tuple(s.subs), opts, tuple(s.events))
     if run:
-        s.superkernel.run(timeout=timeout, max_steps=max_steps)
+        s.profile = s.superkernel.run(timeout=timeout, max_steps=max_steps, profile=profile).profile
 
 
 __all__ = ["Launch", "combine", "scope", "Scope", "sub_kernel"]

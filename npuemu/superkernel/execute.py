@@ -11,7 +11,9 @@ with a fresh TPipe/queue state, its block num, its GM view
 (:mod:`.memory`) and the SuperKernel's shared DCache, local memories and
 cross-core state.  A barrier that can never complete, or a sub-kernel wait
 that idle cores can never satisfy, is a :class:`~npuemu.errors.DeadlockError`
-naming the sub-kernel, each core and its line.
+naming the sub-kernel, each core and its line.  When the sub-kernels are
+built with ``profile=True``, :mod:`.profile`'s clocks carry each core's
+cost-model time across them (the run's ``profile``).
 """
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ from .scan import early_start_calls
 from .events import unordered
 from .feed import Workspace, follows, needs_complement
 from .model import SuperKernel
+from .profile import Clocks, SuperKernelProfile
 
 _DUMMY = np.zeros(1, np.int64)
 _KEEP = (S.MAX_STEPS, S.POLL, S.STOP, S.STEP_LIMIT)      # the watchdog's words survive a sub-kernel switch
@@ -75,7 +78,8 @@ def active(spec: CoreSpec, kernel_type: KernelType, block_dim: int, sk_ratio: in
 class Run:
     """One execution of a SuperKernel (:meth:`run`)."""
 
-    def __init__(self, sk: SuperKernel, timeout: float | None = None, max_steps: int | None = None):
+    def __init__(self, sk: SuperKernel, timeout: float | None = None, max_steps: int | None = None,
+                 profile: bool = False):
         self.sk = sk
         self.platform = sk.platform
         self.cores = core_plan(sk.kernel_type, sk.block_dim)
@@ -128,6 +132,9 @@ class Run:
         self.own_set = [mode1 and not s.dynamic and c[0] and k < last for k, (s, c) in enumerate(zip(subs, calls))]
         self.own_wait = [mode1 and not s.dynamic and c[1] and k > 0 for k, (s, c) in enumerate(zip(subs, calls))]
         self.barriers = Barriers(sk, self.cores, self.words, self._explicit_set)
+        # the cost model's clocks across the sub-kernels (profile.py), when every sub-kernel is profiled
+        self.clocks = Clocks(self) if profile or all(s.binary.profile for s in subs) else None
+        self.profile: SuperKernelProfile | None = None
         self.sysmem = sysmem
         self.feed = Workspace(len(subs), sk.block_dim, sk.kernel_type) if sk.options.feed_sync_all else None
         self.complementing: dict[int, int] = {}       # slot -> sub-kernel whose sync_all it complements now
@@ -200,11 +207,8 @@ class Run:
         st[S.SK_FLAGS] = (S.SK_SUB | (S.SK_GETSET_DCCI if self._getset_dcci(k) else 0)
                           | (S.SK_EARLY_SET if self.own_set[k] else 0) | (S.SK_EARLY_WAIT if self.own_wait[k] else 0))
         st[S.SK_BLOCK_NUM] = self.sk.block_dim
-        if sub.binary.profile:
-            big = np.zeros(S.PROFILE_STATE_SIZE, np.int64)
-            big[:S.STATE_SIZE] = st
-            big[S.COST_CORES] = max(1, len(self.cores))
-            st = big
+        if self.clocks is not None:
+            self.clocks.enter(slot, k, st)
         sh = self.core_sh[slot] if full else _DUMMY
         if full:
             sh[H_LOCBASE] = self.gm.loc_base[k]     # its stamps record SuperKernel-wide location ids
@@ -256,6 +260,8 @@ class Run:
                 opened = self.barriers.complete(k)
                 if opened and not st[S.SK_WAIT_OPEN]:
                     self.words[cross_core.PROGRESS] += 1
+                    if self.clocks is not None:
+                        self.clocks.opened(st, k)
                 st[S.SK_WAIT_OPEN] = opened
             try:
                 request = next(gen)
@@ -295,8 +301,12 @@ class Run:
             if idx > local:
                 aiv_only = typ == 1
                 if not (aiv_only and spec.core_type != AIV):        # an AIV-only barrier involves no AIC
+                    if self.clocks is not None:
+                        self.clocks.arrive(st)
                     while not cross_core.try_sync_all(st, self.sysmem, aiv_only, np.int64(k)):
                         yield k + 1
+                    if self.clocks is not None:
+                        self.clocks.depart(slot, st, aiv_only)
                     self.complements[slot] += 1
                 local += 1
                 self.words[cross_core.PROGRESS] += 1
@@ -337,6 +347,8 @@ class Run:
                 if self.barriers.waits(slot, k):
                     yield from self.barriers.wait(slot, k)
                     self._edge(slot, k, release=False)
+                    if self.clocks is not None:
+                        self.clocks.passed(slot, k)
             self._carry_to(k)
             self.sub_of[slot] = k
             self.words[cross_core.PROGRESS] += 1
@@ -368,6 +380,8 @@ class Run:
             # a full barrier next waits for the sub-kernel's end, even on a core whose set came earlier
             if sets or (k + 1 < len(sk.subs) and self.barriers.is_full(k + 1)):
                 self._edge(slot, k, release=True)
+            if self.clocks is not None:
+                self.clocks.ended(slot, k, on)
             self.barriers.ended(slot, k, sets=sets or self.states[slot][S.SK_SET_N] > 0)
         # the SuperKernel is a normal kernel: its entry ends with the whole-DCache flush
         if self.dc.size > 64:
@@ -473,10 +487,14 @@ class Run:
             recycle_core_states(self.states)
 
 
-def run_superkernel(sk: SuperKernel, *, timeout: float | None = None, max_steps: int | None = None) -> Run:
-    """Run ``sk`` on its cores (see the module docstring); returns the run."""
-    r = Run(sk, timeout, max_steps)
+def run_superkernel(sk: SuperKernel, *, timeout: float | None = None, max_steps: int | None = None,
+                    profile: bool = False) -> Run:
+    """Run ``sk`` on its cores (see the module docstring); returns the run, whose ``profile`` is the
+    cost model's :class:`~.profile.SuperKernelProfile` when its sub-kernels are built with ``profile=True``."""
+    r = Run(sk, timeout, max_steps, profile)
     r.run()
+    if r.clocks is not None:
+        r.profile = r.clocks.profile()
     return r
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..binary.kernel_binary import KernelBinary
-from ..errors import SourceLoc, SuperKernelError
+from ..errors import CostError, SourceLoc, SuperKernelError
 from ..language.enums import KernelType
 from .config import launch_config
 from .events import Event, resolve_events
@@ -87,11 +87,19 @@ class SuperKernel:
     def platform(self) -> Any:
         return self.subs[0].binary.platform
 
-    def run(self, *, timeout: float | None = None, max_steps: int | None = None) -> Any:
+    def run(self, *, timeout: float | None = None, max_steps: int | None = None, profile: bool = False) -> Any:
         """Run the SuperKernel (its outputs are written in place, as by the separate launches); returns the
-        run's record (``complements[slot]``: the feed-sync-all barriers core ``slot`` ran)."""
+        run's record (``complements[slot]``: the feed-sync-all barriers core ``slot`` ran; ``profile``: the
+        cost model's :class:`~npuemu.superkernel.profile.SuperKernelProfile` of the launch when every
+        sub-kernel is built with ``profile=True``, else None).  ``profile=True`` requires that: a sub-kernel
+        built without it is a :class:`~npuemu.errors.CostError`."""
         from .execute import run_superkernel
-        return run_superkernel(self, timeout=timeout, max_steps=max_steps)
+        from .profile import unprofiled
+        if profile and unprofiled(self):
+            raise CostError(f"SuperKernel '{self.name}': sub-kernel(s) {', '.join(unprofiled(self))} are not built "
+                            f"with profile=True; launch them with profile=True (or set NPUEMU_PROFILE=1) to "
+                            f"profile the SuperKernel")
+        return run_superkernel(self, timeout=timeout, max_steps=max_steps, profile=profile)
 
 
 def caller_loc() -> SourceLoc | None:

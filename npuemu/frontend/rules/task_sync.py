@@ -36,8 +36,9 @@ def _set_next_task_start(lw: LoweringContext, call: Call) -> None:
     _pipe(lw, call, a["aic_pipe"], AIC_PIPES, "aic_pipe")
     const_bool(lw, a["force"], call.node, "force")
     lw.emit_isa("task_sync", "set_next_task_start", ["_st"], call.node)
+    aiv, aic = (int(lw.const_value(a[k], call.node, k)) for k in ("aiv_pipe", "aic_pipe"))
+    lw.cost_isa("sk_set", [str(aiv), str(aic)], call.node)
     if lw.full_check:
-        aiv, aic = (int(lw.const_value(a[k], call.node, k)) for k in ("aiv_pipe", "aic_pipe"))
         lw.emit_isa("task_sync", "set_release", ["_st", "_sh", "_gsh", str(aiv), str(aic)], call.node)
 
 
@@ -46,5 +47,6 @@ def _wait_pre_task_end(lw: LoweringContext, call: Call) -> None:
     a = call.bind_to(lw, lang.wait_pre_task_end)
     const_bool(lw, a["force"], call.node, "force")
     lw.wait_until(lw.call_isa("task_sync", "try_wait_pre_task_end", ["_st"], call.node), call.node)
+    lw.cost_isa("sk_wait", [], call.node)
     if lw.full_check:
         lw.emit_isa("task_sync", "wait_acquire", ["_st", "_sh", "_gsh"], call.node)
