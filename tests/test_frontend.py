@@ -881,13 +881,14 @@ def tbuf_kernel(out: asc.GlobalAddress, n: int):
     res.set_value(3, head.get_value(5))
     res.set_value(4, tail.get_value(2))              # element 64 + 2 of the buffer
     res.set_value(5, tail.get_phy_addr() - whole.get_phy_addr())
+    res.set_value(6, whole.get_phy_addr(3) - whole.get_phy_addr())   # the offset counts elements
 
 
 def test_tbuf_get_and_get_with_offset(mode):
-    out = np.zeros(6, np.int32)
+    out = np.zeros(7, np.int32)
     tbuf_kernel[1](out, 256, **mode)
 
-    assert out.tolist() == [256, 16, 8, 50, 660, 256]
+    assert out.tolist() == [256, 16, 8, 50, 660, 256, 12]
 
 
 @asc.jit

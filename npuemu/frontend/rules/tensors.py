@@ -243,8 +243,8 @@ def _local_phy_addr(lw: LoweringContext, call: Call) -> Value:
     a = call.bind_to(lw, lang.LocalTensor.get_phy_addr)
     t = call.recv
     hw = POSITION_MEMORY[t.type.pos]
-    off = lw.int_expr(a["offset"], call.node)
-    return scalar("int", f"({t.code[0]} - _st[{S.SEG_BASE + int(hw)}] + ({off}))")
+    off = lw.int_expr(a["offset"], call.node)       # in elements, as Ascend C's GetPhyAddr(offset)
+    return scalar("int", f"({t.code[0]} - _st[{S.SEG_BASE + int(hw)}] + ({off}) * {t.type.dtype.sizeof()})")
 
 
 @method(LocalTensorT, "reinterpret_cast")
