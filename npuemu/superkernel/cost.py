@@ -111,7 +111,7 @@ def profile(sk: Any, *, baseline: bool = True, timeout: float | None = None,
                         f"SuperKernel")
     plain = None
     opts = sk.options
-    if baseline and opts.effective_early_start != 0 and not opts.debug_sync_all:
+    if baseline and (opts.effective_early_start != 0 or opts.stream_fusion) and not opts.debug_sync_all:
         full = dataclasses.replace(sk, options=dataclasses.replace(opts, early_start=2, debug_sync_all=True))
         run = Run(full, timeout, max_steps, True)
         saved = [r.bytes.copy() for r in run.gm.regions]

@@ -216,8 +216,8 @@ class SuperKernelProfile(Profile):
 
     @property
     def overlap_cycles(self) -> float | None:
-        """What early start gained: the kernel time with full barriers minus this run's (0 when every barrier
-        is a full one; None when that was not measured)."""
+        """What early start (or stream fusion) gained: the kernel time with full barriers minus this run's (0
+        when every barrier is a full one; None when that was not measured)."""
         if self.full_barriers:
             return 0.0
         if self.no_early_start is None:
