@@ -11,6 +11,7 @@ from typing import Sequence
 
 from ..errors import SuperKernelError
 from ..language.enums import KernelType
+from ..runtime.cores import AIC, CoreSpec
 
 K = KernelType
 # the bit of each sub-kernel type in the mask (CANN's get_summary_type_and_options); the hard-sync mix
@@ -93,4 +94,17 @@ def type_class(kernel_type: KernelType) -> int:
     return 2
 
 
-__all__ = ["demand", "launch_config", "debug_config", "ratio", "runs_on_aiv", "runs_on_aic", "type_class"]
+def active(spec: CoreSpec, kernel_type: KernelType, block_dim: int, sk_ratio: int) -> bool:
+    """Whether the SuperKernel core ``spec`` runs a sub-kernel of ``kernel_type`` and ``block_dim`` blocks.
+
+    AIV-type sub-kernels are gated by ``GetBlockIdx() < bd``; AIC-type and MIX ones by ``get_block_idx()
+    < bd``, the AI Core index, so in a 1:2 SuperKernel both AIVs of an active AI Core run a MIX body (§1.4).
+    """
+    if spec.core_type == AIC:
+        return runs_on_aic(kernel_type) and spec.block_idx < block_dim
+    if kernel_type in MIX_TYPES:
+        return spec.block_idx // sk_ratio < block_dim
+    return runs_on_aiv(kernel_type) and spec.block_idx < block_dim
+
+
+__all__ = ["demand", "launch_config", "debug_config", "ratio", "runs_on_aiv", "runs_on_aic", "type_class", "active"]

@@ -30,7 +30,7 @@ from ..isa.state import LOG_WORDS
 from ..language.enums import KernelType
 from ..runtime import scheduler, shadows
 from ..runtime.args import Region
-from ..runtime.cores import (AIC, AIV, CoreSpec, check_placement, core_plan, cube_scratch_bytes, new_core_states,
+from ..runtime.cores import (AIV, check_placement, core_plan, cube_scratch_bytes, new_core_states,
                              recycle_core_states, recycle_local_memory, residency, type_layout, written_bytes)
 from ..runtime.faults import FaultContext, translate_fault
 from ..runtime.launch import SYSTEM_REGION_BYTES, scalar_args
@@ -38,7 +38,7 @@ from ..runtime.stops import CoreState, stop_error
 from ..runtime.watchdog import Watchdog
 from ..language import dtype as dt
 from .barrier import Barriers, explain_deadlock
-from .config import MIX_TYPES, ratio, runs_on_aic, runs_on_aiv
+from .config import active, ratio
 from .memory import GmLayout
 from .scan import early_start_calls
 from .events import unordered
@@ -60,19 +60,6 @@ BARRIER_FLAG_HINT = ("; flags 11-14 are also the SuperKernel's inter-kernel barr
                      "SYNC_AIV_FLAG, SYNC_AIC_AIV_FLAG, SYNC_AIV_ONLY_ALL): on hardware the count left here lets "
                      "the next inter-kernel barrier pass before the other cores reach it (a race or a hang); "
                      "balance every set with a wait inside the sub-kernel, or use a flag below 11")
-
-
-def active(spec: CoreSpec, kernel_type: KernelType, block_dim: int, sk_ratio: int) -> bool:
-    """Whether the SuperKernel core ``spec`` runs a sub-kernel of ``kernel_type`` and ``block_dim`` blocks.
-
-    AIV-type sub-kernels are gated by ``GetBlockIdx() < bd``; AIC-type and MIX ones by ``get_block_idx()
-    < bd``, the AI Core index, so in a 1:2 SuperKernel both AIVs of an active AI Core run a MIX body (§1.4).
-    """
-    if spec.core_type == AIC:
-        return runs_on_aic(kernel_type) and spec.block_idx < block_dim
-    if kernel_type in MIX_TYPES:
-        return spec.block_idx // sk_ratio < block_dim
-    return runs_on_aiv(kernel_type) and spec.block_idx < block_dim
 
 
 class Run:

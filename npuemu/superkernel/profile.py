@@ -42,6 +42,7 @@ from ..isa import cost as isa_cost
 from ..isa import state as S
 from ..runtime.cores import recycle_core_states
 from ..runtime.launch import TIMES_LISTENERS, LaunchTimes
+from .config import active
 
 if TYPE_CHECKING:
     from .execute import Run
@@ -73,7 +74,6 @@ class Clocks:
     """Every core's cost-model clock across the sub-kernels of one run (see the module docstring)."""
 
     def __init__(self, run: "Run"):
-        from .execute import active
         self.run = run
         n = len(run.cores)
         # the cores' states get the cost words for the whole run (each sub-kernel's reset keeps the size)
