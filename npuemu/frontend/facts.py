@@ -8,6 +8,7 @@ lowering itself.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..binary.facts import DumpSite, KernelFacts, PrintfFormat, ScalarParam
 from ..language.enums import KernelType
@@ -33,6 +34,8 @@ class LoweringFacts:
     auto_ub: dict[tuple, int] = field(default_factory=dict)      # LocalTensorAuto call site -> UB byte offset
     auto_ub_end: int = 0                                          # bytes of UB LocalTensorAuto has taken
     redundant_syncs: list[str] = field(default_factory=list)      # verify_sync's reports (autosync.py)
+    flag_sites: dict[int, Any] = field(default_factory=dict)     # constant cross-core flag id -> its first call
+    mix_matmuls: int = 0                                          # Matmul objects registered in a MIX kernel
 
     def freeze(self, gm_params: list[str], scalar_params: list[ScalarParam]) -> KernelFacts:
         return KernelFacts(blocking=self.blocking, cross_core=self.cross_core, dcache=self.dcache, blas=self.blas,

@@ -34,6 +34,7 @@ from ..types import (
     scalar,
 )
 from .common import plain_int
+from .cross_core import matmul_flags
 
 _INPUTS = {dt.float16: (dt.float16, dt.float32), dt.bfloat16: (dt.bfloat16, dt.float32),
            dt.float32: (dt.float32,), dt.int8: (dt.int32, dt.float16)}
@@ -221,6 +222,8 @@ def _register(lw: LoweringContext, call: Call) -> None:
             lw.fail("register_matmul in a MIX kernel needs the tiling: the cube core initialises the object and "
                     "serves it from here", call.node, UnsupportedSyntaxError)
         from . import adv_matmul_mix as mix
+        lw.facts.mix_matmuls += 1
+        matmul_flags(lw)
         f = _take_tiling(lw, call, mm, tiling)
         mix.register(lw, call, mm, _v, ws, lambda: _cube_setup(lw, call, mm, f))
     elif not (tiling.is_const and tiling.const is None):

@@ -75,6 +75,25 @@ def _kernel_type(lw: LoweringContext, call: Call, allowed: tuple[KernelType, ...
                       f"kernel_type=asc.KernelType.{allowed[0].name}", call.node)
 
 
+def matmul_flags(lw: LoweringContext) -> None:
+    """Ascend C's Matmul client/server of a MIX kernel uses cross-core flags 0 .. 2N-1 for its N objects
+    (spec §1.7): a kernel's own set or wait on one of them collides with it on hardware."""
+    reserved = 2 * lw.facts.mix_matmuls
+    for flag, (name, node) in sorted(lw.facts.flag_sites.items()):
+        if flag < reserved:
+            lw.type_error(f"{name}: flag {flag} collides with the Matmul API: in a MIX kernel its client and server "
+                          f"use cross-core flags 0-{reserved - 1} for this kernel's {lw.facts.mix_matmuls} Matmul "
+                          f"object(s) (2 per object), so a set or wait of the kernel's own on one of them is taken "
+                          f"for theirs (a hang or wrong data on hardware); use a flag from {reserved} to 10", node)
+
+
+def _flag_site(lw: LoweringContext, call: Call, v: Value) -> None:
+    """Remember a constant flag id's first use, for :func:`matmul_flags`."""
+    if v.is_const and isinstance(v.const, int) and v.const not in lw.facts.flag_sites:
+        lw.facts.flag_sites[int(v.const)] = (call.name, call.node)
+        matmul_flags(lw)
+
+
 def _runtime_int(lw: LoweringContext, call: Call, v: Value, what: str) -> str:
     """An integer argument evaluated once (it is used by the instruction and the race-checker hook)."""
     v = lw.fresh_value(v, what.replace("_", ""))
@@ -93,6 +112,7 @@ def _set_flag(lw: LoweringContext, call: Call) -> None:
         lw.type_error(f"cross_core_set_flag: pipe {pipe.name} is not allowed (one of "
                       f"{', '.join(p.name for p in SET_PIPES)})", call.node)
     _kernel_type(lw, call, MODE_TYPES[mode], f"cross_core_set_flag mode {mode}")
+    _flag_site(lw, call, a["flag_id"])
     flag = _runtime_int(lw, call, a["flag_id"], "flag_id")
     lw.cost_isa("cross_set", [_system(lw), flag, str(int(pipe))], call.node)
     lw.emit_isa("cross_core", "set_flag", ["_st", _system(lw), flag, str(mode), str(int(pipe))], call.node)
@@ -107,6 +127,7 @@ def _wait_flag(lw: LoweringContext, call: Call) -> None:
     mode = _mode(lw, call, a["mode_id"])
     _pipe(lw, call, a["pipe"])             # no effect on A2/A3: the wait stalls every pipe
     _kernel_type(lw, call, MODE_TYPES[mode], f"cross_core_wait_flag mode {mode}")
+    _flag_site(lw, call, a["flag_id"])
     flag = _runtime_int(lw, call, a["flag_id"], "flag_id")
     lw.wait_until(lw.call_isa("cross_core", "try_wait_flag", ["_st", _system(lw), flag, str(mode)],
                               call.node), call.node)
