@@ -28,9 +28,8 @@ about a tenth of such a kernel's compile time, spent leaving the IR as it was.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import functools
+from typing import Any
 
 from numba.core import ir
 from numba.core.codegen import JITCodeLibrary
