@@ -1,7 +1,9 @@
 """asc.adv.Matmul on cube-only and MIX kernels: iterate_all with bias and tails, the iterate loop with transposed
 inputs, input types and quantisation, batches and rounds of batches through the workspace, scalar inputs, and
 the object's own checks (docs/matmul-api.md).  References: NumPy in float32 (half inputs with
-small integers: the products and sums are exact, so results compare exactly)."""
+small integers: the products and sums are exact, so results compare exactly).  A kernel's launches are at one
+check level, mostly full, so each kernel specialisation compiles once (another level is another compilation);
+tests/test_adv_matmul_examples.py and test_adv_matmul_config.py run the API at the default level."""
 import numpy as np
 import pytest
 
@@ -64,7 +66,7 @@ def test_iterate_all_with_and_without_bias_and_tails():
     c0 = np.arange(m * n, dtype=np.float32).reshape(m, n) - 100
     for atomic, combine in ((1, np.add), (2, np.maximum)):
         c = c0.copy()
-        mm_all[1](a, b, bias, c, tiling(m, n, k), 1, 0, m * n, 0, atomic)
+        mm_all[1](a, b, bias, c, tiling(m, n, k), 1, 0, m * n, 0, atomic, check="full")
         np.testing.assert_array_equal(c, combine(c0, ref))
 
 
@@ -73,21 +75,21 @@ def test_tiling_and_state_checks_name_the_call():
     a, b, bias = _data(m, n, k)
     c = np.zeros((m, n), np.float32)
     with pytest.raises(npuemu.AlignmentError, match="base_m = 24 is not a multiple of 16") as e:
-        mm_all[1](a, b, bias, c, tiling(m, n, k, bm=24), 0, 0, m * n)
+        mm_all[1](a, b, bias, c, tiling(m, n, k, bm=24), 0, 0, m * n, check="full")
     assert "register_matmul" in str(e.value)
     with pytest.raises(npuemu.AlignmentError, match="base_k = 8 is not a multiple of C0 = 16"):
-        mm_all[1](a, b, bias, c, tiling(m, n, k, bk=8), 0, 0, m * n)
+        mm_all[1](a, b, bias, c, tiling(m, n, k, bk=8), 0, 0, m * n, check="full")
     with pytest.raises(npuemu.CapacityError, match="does not fit L0C"):
-        mm_all[1](a, b, bias, c, tiling(m, n, k, bm=256, bn=256), 0, 0, m * n)
+        mm_all[1](a, b, bias, c, tiling(m, n, k, bm=256, bn=256), 0, 0, m * n, check="full")
     with pytest.raises(npuemu.CapacityError, match="does not fit L0A"):
-        mm_all[1](a, b, bias, c, tiling(m, n, k, bm=512, bn=16, bk=128), 0, 0, m * n)
+        mm_all[1](a, b, bias, c, tiling(m, n, k, bm=512, bn=16, bk=128), 0, 0, m * n, check="full")
     with pytest.raises(npuemu.NullPointerError, match="without B: call set_tensor_b") as e:
-        mm_all[1](a, b, bias, c, tiling(m, n, k), 0, 1, m * n)
+        mm_all[1](a, b, bias, c, tiling(m, n, k), 0, 1, m * n, check="full")
     assert "iterate_all" in str(e.value)
     with pytest.raises(npuemu.NullPointerError, match="Matmul used before init"):
-        mm_all[1](a, b, bias, c, tiling(m, n, k), 0, 0, m * n, 1)
+        mm_all[1](a, b, bias, c, tiling(m, n, k), 0, 0, m * n, 1, check="full")
     with pytest.raises(npuemu.BoundsError, match="writing C needs 1024 elements of the tensor, it has 1000"):
-        mm_all[1](a, b, bias, c, tiling(m, n, k), 0, 0, 1000)
+        mm_all[1](a, b, bias, c, tiling(m, n, k), 0, 0, 1000, check="full")
 
 
 @asc.jit(matmul_cube_only=True)
@@ -246,7 +248,7 @@ def test_float32_bfloat16_int8_inputs():
     # float32 in HF32 mode: inputs rounded to 11 mantissa bits (to nearest even) before the products
     from cube_helpers import hf32_ref
     af, bf = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
-    mm_types[1](af, bf, c, tiling(m, n, k, bk=16), False, False, 0, 1, ND, ND, NOQV, 0)
+    mm_types[1](af, bf, c, tiling(m, n, k, bk=16), False, False, 0, 1, ND, ND, NOQV, 0, check="full")
     want = hf32_ref(af, False).astype(np.float64) @ hf32_ref(bf, False).astype(np.float64)
     np.testing.assert_allclose(c, want, rtol=0, atol=1e-5 * np.sqrt(k) * np.abs(want).max())
     assert np.abs(c - af.astype(np.float64) @ bf.astype(np.float64)).max() > 1e-4   # the rounding shows
@@ -264,7 +266,7 @@ def test_float32_bfloat16_int8_inputs():
     # int8 -> float16 C through the quantisation scale of set_quant_scalar (0.5: exact)
     h = np.zeros((m, n), np.float16)
     mm_types[1](a.astype(np.int8), np.ascontiguousarray(b.T).astype(np.int8), h, tiling(m, n, k, bk=64), False,
-                True, int(np.float32(0.5).view(np.uint32)), 0, ND, ND, NOQV, 0)
+                True, int(np.float32(0.5).view(np.uint32)), 0, ND, ND, NOQV, 0, check="full")
     np.testing.assert_array_equal(h, ((a @ b) * 0.5).astype(np.float16))
     # set_quant_vector: one quantisation word per column of C (tiles of 32 and 16 columns); the fixpipe keeps
     # 10 mantissa bits of each scale (the low 13 bits cleared) and rounds the product to float16
@@ -278,7 +280,7 @@ def test_float32_bfloat16_int8_inputs():
     # a quant vector shorter than N: the copy of the second tile's words is out of bounds
     with pytest.raises(npuemu.BoundsError) as e:
         mm_types[1](a.astype(np.int8), np.ascontiguousarray(b.T).astype(np.int8), h, tiling(m, n, k, bk=64),
-                    False, True, 0, 0, ND, ND, words[:36], 1)
+                    False, True, 0, 0, ND, ND, words[:36], 1, check="full")
     assert "get_tensor_c" in str(e.value)
 
 
@@ -369,7 +371,7 @@ def test_mix_iterate_all_and_its_checks():
     np.testing.assert_array_equal(c, want)
     np.testing.assert_array_equal(nws.reshape(m, n), want)
     with pytest.raises(npuemu.NullPointerError, match=r"get_tensor_c\(\) without a workspace") as e:
-        mm_mix[2](a, b, c, t, ws, nws, 0, 0, -1, 1)
+        mm_mix[2](a, b, c, t, ws, nws, 0, 0, -1, 1, check="full")
     assert "tc = mm.get_tensor_c()" in str(e.value)
     # iterate_n_batch: two rounds of two 4 x 32 matrices per vector core, round r against B[r]; the rounds
     # fetched into UB (round 0) and as the workspace's GlobalTensor (round 1), then copied to C
@@ -384,16 +386,16 @@ def test_mix_iterate_all_and_its_checks():
     np.testing.assert_array_equal(c, want)
     np.testing.assert_array_equal(nws.reshape(m, n), want)      # the workspace holds every round
     with pytest.raises(npuemu.NullPointerError, match="iterate_n_batch without a workspace") as e:
-        mm_mix[2](a, b2, c, t3, ws, nws, 0, 2, 2, 1)
+        mm_mix[2](a, b2, c, t3, ws, nws, 0, 2, 2, 1, check="full")
     assert "mm.iterate_n_batch(" in str(e.value)
     with pytest.raises(npuemu.NullPointerError, match="computed 2 round.s. and 2 were fetched") as e:
-        mm_mix[2](a, b2, c, t3, ws, nws, 0, 2, 2, 2)
+        mm_mix[2](a, b2, c, t3, ws, nws, 0, 2, 2, 2, check="full")
     assert "mm.get_batch_tensor_c(batch, 1)" in str(e.value)
     with pytest.raises(npuemu.NullPointerError, match="without B") as e:
-        mm_mix[2](a, b, c, t, ws, NOWS, 1)
+        mm_mix[2](a, b, c, t, ws, NOWS, 1, check="full")
     assert "AIV" in str(e.value) and "iterate_all" in str(e.value)
     with pytest.raises(npuemu.BoundsError, match="the workspace needs 526336 bytes"):
-        mm_mix[2](a, b, c, t, ws[:1000], NOWS, 0)
+        mm_mix[2](a, b, c, t, ws[:1000], NOWS, 0, check="full")
 
 
 def test_nz_inputs():

@@ -205,27 +205,40 @@ def _small_shape(k) -> tuple[int, ...]:
     return next(s for s in k.test_shapes if min(s) > 1)
 
 
-# (kernel, dtype) -> the dtype whose code at check level full is the same instruction sequence, with the
-# same synchronisation, buffers and control flow: the generated modules differ only in dtype names and
-# integer literals (element sizes, byte counts).  The checker sees the same accesses in the same order, so
-# the first dtype covers the rule; the others run with -m slow.  tests/test_kernels.py runs every dtype
-# against NumPy at the default check level.
+# (kernel, dtype) -> the dtype (or the (kernel, dtype)) whose code at check level full is the same instruction
+# sequence, with the same synchronisation, buffers and control flow: the generated modules differ only in dtype
+# names and integer literals (element sizes, byte counts, quantisation modes).  The checker sees the same
+# accesses in the same order, so the twin covers the rule; the others run with -m slow.  tests/test_kernels.py
+# runs every kernel and dtype against NumPy at the default check level.
 SAME_CODE_AT_FULL = {
     ("add_static", "float16"): "float32", ("mul", "float16"): "float32", ("axpy", "float16"): "float32",
     ("relu", "float16"): "float32", ("leaky_relu", "float16"): "float32", ("gelu", "bfloat16"): "float16",
     ("cast", "float16"): "float32", ("cast", "bfloat16"): "float32", ("softmax", "bfloat16"): "float16",
     ("layernorm", "bfloat16"): "float16", ("rmsnorm", "bfloat16"): "float16", ("matmul", "bfloat16"): "float16",
     ("matmul_queue", "bfloat16"): "float16", ("linear", "bfloat16"): "float16",
-    ("linear_leaky", "bfloat16"): "float16",
+    ("matmul_req8", "int8"): ("matmul_int8", "int8"), ("matmul_deq16", "int8"): ("matmul_int8", "int8"),
+}
+# (kernel, dtype) -> the cases that run by default and together check every part of its code at level full
+COVERED_AT_FULL = {
+    # linear-float16 is the same kernel with its float16 casts (gelu), linear_leaky-float32 the leaky ReLU
+    # activation inside it (the vector side computes in float32 for every dtype); bfloat16's casts are the
+    # same code as float16's
+    ("linear_leaky", "float16"): ("linear-float16", "linear_leaky-float32"),
+    ("linear_leaky", "bfloat16"): ("linear-float16", "linear_leaky-float32"),
 }
 
 
 def _full_case(kernel: str, dtype: str):
     twin = SAME_CODE_AT_FULL.get((kernel, dtype))
+    covered = COVERED_AT_FULL.get((kernel, dtype))
+    if covered is not None:
+        return pytest.param(kernel, dtype, marks=pytest.mark.slow(
+            reason=f"covered by {' and '.join(covered)}, which run by default"))
     if twin is None:
         return pytest.param(kernel, dtype)
+    name = "-".join(twin) if isinstance(twin, tuple) else f"{kernel}-{twin}"
     return pytest.param(kernel, dtype, marks=pytest.mark.slow(
-        reason=f"the same code as {kernel}-{twin}, which runs by default"))
+        reason=f"the same code as {name}, which runs by default"))
 
 
 @pytest.mark.parametrize("kernel, dtype", [_full_case(k.name, d) for k in KERNELS for d in k.dtypes])

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -50,6 +51,23 @@ def run(tmp_path: Path, k: int = 3, **env: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.fixture(scope="module")
+def cold(tmp_path_factory) -> tuple[Path, dict]:
+    """One cold run into an empty cache: ``(its folder, its result)``.  Every test that starts from the
+    entry a cold run leaves gets a copy of this cache (:func:`after_cold`) instead of compiling it again."""
+    folder = tmp_path_factory.mktemp("cold")
+    return folder, run(folder)
+
+
+def after_cold(cold: tuple[Path, dict], tmp_path: Path) -> dict:
+    """``tmp_path/cache`` as the cold run left its cache (a copy, file times kept, so Numba's index still
+    matches its source); the cold run's result, its path moved into the copy."""
+    folder, result = cold
+    shutil.copytree(folder / "cache", tmp_path / "cache", symlinks=True)
+    (tmp_path / "plus_script.py").write_text(SCRIPT)
+    return {**result, "path": str(tmp_path / Path(result["path"]).relative_to(folder))}
+
+
 def _damage(path: Path, how: str) -> None:
     if how == "delete":
         path.unlink()
@@ -66,10 +84,8 @@ def _damage(path: Path, how: str) -> None:
     (".nbi", "garbage"),
     (".py", "truncate"),
 ])
-def test_a_damaged_entry_is_rebuilt_with_one_warning(tmp_path, target, how):
-    cold = run(tmp_path)
-    assert cold["x"] == [3, 4, 5, 6] and cold["compiled"] == 1 and not cold["warnings"]
-    module = Path(cold["path"])
+def test_a_damaged_entry_is_rebuilt_with_one_warning(cold, tmp_path, target, how):
+    module = Path(after_cold(cold, tmp_path)["path"])
     files = {".py": module, ".links": module.with_suffix(".links")}
     pycache = module.parent / "__pycache__"
     files[".nbi"] = next(pycache.glob(f"{module.stem}.*.nbi"))
@@ -85,25 +101,29 @@ def test_a_damaged_entry_is_rebuilt_with_one_warning(tmp_path, target, how):
         assert not again["warnings"]
 
 
-def test_an_entry_without_a_manifest_is_not_trusted(tmp_path):
+def test_an_entry_without_a_manifest_is_not_trusted(cold, tmp_path):
     """A process killed between Numba's save and the manifest leaves machine code nothing vouches for."""
-    cold = run(tmp_path)
-    Path(cold["path"]).with_suffix(".manifest").unlink()
+    Path(after_cold(cold, tmp_path)["path"]).with_suffix(".manifest").unlink()
     healed = run(tmp_path)
     assert healed["x"] == [3, 4, 5, 6] and healed["compiled"] == 1
 
 
-def test_cache_files_are_readable_but_not_writable_by_others(tmp_path):
-    run(tmp_path)
-    files = [p for p in (tmp_path / "cache").rglob("*") if p.is_file() and not p.name.endswith(".lock")]
+def test_a_cold_run_compiles_once_without_warnings(cold):
+    result = cold[1]
+    assert result["x"] == [3, 4, 5, 6] and result["compiled"] == 1 and not result["warnings"]
+    assert result["path"].startswith(str(cold[0] / "cache"))
+
+
+def test_cache_files_are_readable_but_not_writable_by_others(cold):
+    files = [p for p in (cold[0] / "cache").rglob("*") if p.is_file() and not p.name.endswith(".lock")]
     assert files
     for p in files:
         mode = p.stat().st_mode
         assert mode & stat.S_IROTH and not mode & 0o022, (p, oct(mode))
 
 
-def test_a_trusted_shared_cache_is_only_read(tmp_path):
-    first = run(tmp_path)
+def test_a_trusted_shared_cache_is_only_read(cold, tmp_path):
+    first = after_cold(cold, tmp_path)
     before = sorted(str(p) for p in (tmp_path / "cache").rglob("*"))
     shared = run(tmp_path, NPUEMU_CACHE_TRUSTED="1")               # loads what the cache has
     assert shared["x"] == [3, 4, 5, 6] and shared["compiled"] == 0 and shared["loaded"] == 1
@@ -144,9 +164,8 @@ def test_a_cache_others_can_write_is_refused(tmp_path, monkeypatch):
     cache.roots()                                          # fixed: accepted
 
 
-def test_an_entry_that_is_a_link_or_someone_elses_is_refused(tmp_path):
-    cold = run(tmp_path)
-    module = Path(cold["path"])
+def test_an_entry_that_is_a_link_or_someone_elses_is_refused(cold, tmp_path):
+    module = Path(after_cold(cold, tmp_path)["path"])
     links = module.with_suffix(".links")
     elsewhere = tmp_path / "elsewhere.links"
     elsewhere.write_bytes(links.read_bytes())
