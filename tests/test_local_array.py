@@ -63,8 +63,16 @@ def test_array_errors():
 
     @asc.jit
     def slice_store():
-        b = asc.GlobalTensor()
-        b[0] = 1
+        p = asc.TPipe()
+        p[0] = 1
 
     with pytest.raises(UnsupportedSyntaxError, match="cannot assign to an element of"):
         slice_store[1]()
+
+    @asc.jit
+    def unbound_store():
+        b = asc.GlobalTensor()
+        b[0] = 1            # Ascend C's b(0) = 1, on a tensor never bound
+
+    with pytest.raises(KernelTypeError, match="GlobalTensor used before set_global_buffer"):
+        unbound_store[1]()
