@@ -102,4 +102,17 @@ def _kernel_line(exc: BaseException, ctx: FaultContext) -> SourceLoc | None:
     return found
 
 
-__all__ = ["FaultContext", "translate_fault", "raise_fault"]
+def without_frames(exc: errors.NpuemuError) -> errors.NpuemuError:
+    """``exc`` without its traceback (nor a suppressed context), to re-raise from a launch.
+
+    The frames below a launch hold its arrays (memories, shadows, the cores' arguments); a traceback through
+    them would keep those alive until the garbage collector finds the cycle, so a program that catches faults
+    in a loop would grow.  The error's message already names the kernel line.
+    """
+    exc.__traceback__ = None
+    if exc.__suppress_context__:
+        exc.__context__ = None
+    return exc
+
+
+__all__ = ["FaultContext", "translate_fault", "raise_fault", "without_frames"]

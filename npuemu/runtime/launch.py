@@ -40,7 +40,7 @@ from .binding import bind_arguments
 from .cores import (CoreSpec, check_placement, core_plan, cube_scratch_bytes, local_memory_of, new_core_states,
                     recycle_core_states, recycle_local_memory, residency, type_layout, written_bytes)
 from .debuglog import print_launch_logs
-from .faults import FaultContext, raise_fault
+from .faults import FaultContext, raise_fault, without_frames
 from .leftovers import warn_partial_copies, warn_unfreed
 from .stops import CoreState, stop_error
 from .stream import Stream
@@ -196,13 +196,7 @@ class _Launch:
         try:
             self._run()
         except errors.NpuemuError as exc:
-            # The frames below hold the launch's arrays (memories, shadows, the cores' arguments); a traceback
-            # through them would keep those alive until the garbage collector finds the cycle, so a program
-            # that catches faults in a loop would grow.  The error's message already names the kernel line.
-            exc.__traceback__ = None
-            if exc.__suppress_context__:
-                exc.__context__ = None
-            raise exc
+            raise without_frames(exc)
 
     def _run(self) -> None:
         binary, block_dim, scalars = self.binary, self.block_dim, self.scalars

@@ -53,6 +53,8 @@ class Barriers:
         self.fused = sk.options.stream_fusion and not sk.options.debug_sync_all
         self.deps = stream_dependencies([x.stream for x in sk.subs], sk.events) if self.fused else ()
         self.event_full = event_barriers(len(sk.subs), sk.events)
+        self._typed = [[i for i, c in enumerate(cores) if c.core_type in core_types(x.kernel_type)]
+                       for x in sk.subs]
 
     def has_set(self, slot: int, k: int) -> bool:
         """Whether core ``slot`` has done the set half of sub-kernel ``k`` (at its end, as a complement, or
@@ -86,8 +88,7 @@ class Barriers:
 
     def typed(self, k: int) -> list[int]:
         """The cores of sub-kernel ``k``'s types (its streams)."""
-        types = core_types(self.sk.subs[k].kernel_type)
-        return [i for i, c in enumerate(self.cores) if c.core_type in types]
+        return self._typed[k]
 
     def group(self, k: int) -> list[int]:
         """The cores barrier ``k`` waits for: those that set at the end of sub-kernel ``k - 1``."""

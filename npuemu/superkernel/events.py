@@ -122,9 +122,10 @@ def stream_name(sender: object, receiver: object) -> str:
     """CANN's name of a stream-fusion sync: ``cub:vec``, ``vec:cub``, ... (``cub:vec;vec:cub`` MIX->MIX)."""
     def side(kt: object) -> list[str]:
         return [name for t, name in ((AIC, "cub"), (AIV, "vec")) if t in core_types(kt)]
-    pairs = [f"{a}:{b}" for a in side(sender) for b in side(receiver) if not (len(side(sender)) == 2
-                                                                             and len(side(receiver)) == 2 and a == b)]
-    return ";".join(pairs)
+    s, r = side(sender), side(receiver)
+    if len(s) == len(r) == 2:
+        return "cub:vec;vec:cub"
+    return ";".join(f"{a}:{b}" for a in s for b in r)
 
 
 __all__ = ["Event", "resolve_events", "event_barriers", "core_types", "stream_dependencies", "unordered",

@@ -32,7 +32,7 @@ from ..runtime import scheduler, shadows
 from ..runtime.args import Region
 from ..runtime.cores import (AIV, check_placement, core_plan, cube_scratch_bytes, new_core_states,
                              recycle_core_states, recycle_local_memory, residency, type_layout, written_bytes)
-from ..runtime.faults import FaultContext, translate_fault
+from ..runtime.faults import FaultContext, translate_fault, without_frames
 from ..runtime.launch import SYSTEM_REGION_BYTES, scalar_args
 from ..runtime.stops import CoreState, stop_error
 from ..runtime.watchdog import Watchdog
@@ -386,10 +386,7 @@ class Run:
         try:
             self._run()
         except errors.NpuemuError as exc:
-            exc.__traceback__ = None
-            if exc.__suppress_context__:
-                exc.__context__ = None
-            raise exc
+            raise without_frames(exc)
 
     def _on_fault(self, exc: BaseException, slot: int) -> None:
         k = max(self.sub_of[slot], 0)
